@@ -1,0 +1,25 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import fp from 'fastify-plugin'
+import { ErrorResponse } from '../schemas/common.js'
+
+/** OpenAPI 3 from the route schemas at /docs/json, and a browsable page at /docs. */
+export default fp(
+  async (app) => {
+    app.addSchema(ErrorResponse)
+    await app.register(swagger, {
+      openapi: {
+        info: { title: 'Parley API', version: '0.1.0', description: 'Customer messaging and support desk backend' },
+        components: {
+          securitySchemes: {
+            member: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+            workspace: { type: 'apiKey', in: 'header', name: 'x-workspace-id' },
+            visitor: { type: 'apiKey', in: 'header', name: 'x-visitor-session' },
+          },
+        },
+      },
+    })
+    await app.register(swaggerUi, { routePrefix: '/docs' })
+  },
+  { name: 'docs' },
+)

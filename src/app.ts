@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import autoload from '@fastify/autoload'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
+import { loggerOptions } from './logger.js'
+import authPlugin from '../plugins/auth.js'
+import configPlugin from '../plugins/config.js'
+import corsPlugin from '../plugins/cors.js'
+import dbPlugin from '../plugins/db.js'
+import docsPlugin from '../plugins/docs.js'
+import errorsPlugin from '../plugins/errors.js'
+import eventsPlugin from '../plugins/events.js'
+import rateLimitPlugin from '../plugins/rate-limit.js'
+import redisPlugin from '../plugins/redis.js'
+
+// Route folders are .ts under tsx (dev, tests) and .js in the compiled build: tell autoload.
+if (import.meta.url.endsWith('.ts')) process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
+
+export interface BuildOptions {
+  /** The environment to read configuration from (default: process.env). */
+  env?: NodeJS.ProcessEnv
+  /** Overrides the pino logger options (tests pass a stream to read the log). */
+  logger?: FastifyServerOptions['logger']
+}
+
+export async function buildApp(opts: BuildOptions = {}) {
+  const env = opts.env ?? process.env
+  const app = Fastify({
+    logger: opts.logger ?? loggerOptions(env.LOG_LEVEL ?? 'info'),
+    // One line per request, written in plugins/errors.ts' onResponse hook.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    ajv: {
+      customOptions: {
+        removeAdditional: false, // unknown body fields are a 400, never silently dropped
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.
+  await app.register(configPlugin, { env })
+  await app.register(errorsPlugin)
+  await app.register(dbPlugin)
+  await app.register(redisPlugin)
+  await app.register(eventsPlugin)
+  await app.register(rateLimitPlugin)
+  await app.register(authPlugin)
+  await app.register(corsPlugin)
+  await app.register(docsPlugin)
+
+  // routes/<a>/<b>/*.ts serves /<a>/<b>/...
+  await app.register(autoload, {
+    dir: fileURLToPath(new URL('../routes', import.meta.url)),
+    dirNameRoutePrefix: true,
+    ignorePattern: /\.(test|spec)\./,
+  })
+  return app
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>

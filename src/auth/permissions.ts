@@ -1,0 +1,31 @@
+export const roles = ['owner', 'admin', 'agent'] as const
+export type Role = (typeof roles)[number]
+
+export type Permission =
+  | 'conversations:read'
+  | 'conversations:write'
+  | 'conversations:assign'
+  | 'conversations:delete'
+  | 'members:read'
+  | 'members:manage'
+  | 'channels:manage'
+  | 'billing:read'
+  | 'billing:manage'
+  | 'workspace:manage'
+
+/** The contract's role table (API.md section 2). */
+const GRANTS: Record<Role, ReadonlySet<Permission>> = {
+  agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read']),
+  admin: new Set<Permission>([
+    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read',
+  ]),
+  owner: new Set<Permission>([
+    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
+  ]),
+}
+
+export function can(role: Role, permission: Permission): boolean {
+  return GRANTS[role]?.has(permission) ?? false
+}

@@ -1,0 +1,89 @@
+import { Type, type Static } from '@sinclair/typebox'
+import envSchema from 'env-schema'
+
+/**
+ * Every setting Parley reads from the environment. One schema serves the API (through
+ * @fastify/env in plugins/config.ts), the gateway and the migrate command, so a variable is
+ * validated the same way wherever it is read.
+ */
+export const ConfigSchema = Type.Object({
+  NODE_ENV: Type.String({ default: 'production' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  GATEWAY_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3001 }),
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/parley' }),
+  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  MIGRATE_ON_START: Type.Boolean({ default: true }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  /** Prefix of every Redis key and channel Parley owns: lets several deployments (or test files) share one Redis. */
+  REDIS_PREFIX: Type.String({ default: 'parley:' }),
+  AUTH_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
+  AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  AUTH_JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  /** How long a member lookup may be served from memory; a removed member loses access within this. */
+  MEMBER_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 2000 }),
+  VISITOR_SESSION_SECRET: Type.String({ minLength: 16 }),
+  VISITOR_SESSION_TTL_S: Type.Integer({ minimum: 60, default: 2592000 }),
+  /** Signs pagination cursors; defaults to a key derived from VISITOR_SESSION_SECRET. */
+  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  PROVIDER_A_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  PROVIDER_A_SIGNATURE_HEADER: Type.String({ default: 'provider-a-signature' }),
+  PROVIDER_A_TOLERANCE_S: Type.Integer({ minimum: 1, default: 300 }),
+  PROVIDER_B_API_BASE: Type.Optional(Type.String({ pattern: '^https?://' })),
+  PROVIDER_B_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  PROVIDER_B_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  PROVIDER_B_WEBHOOK_ID: Type.Optional(Type.String({ minLength: 1 })),
+  PROVIDER_B_HEADER_PREFIX: Type.String({ default: 'provider-b-' }),
+  PROVIDER_B_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
+  APP_URL: Type.String({ pattern: '^https?://', default: 'http://localhost:5173' }),
+  CORS_ORIGINS: Type.Optional(Type.String()),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  MAIL_FROM: Type.String({ default: 'Parley <no-reply@parley.local>' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  HEALTH_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 1000 }),
+  AUTH_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 20 }),
+  PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
+  TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
+  PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {}
+
+/** Rules one variable's schema cannot say. */
+export function checkConfig(config: Config): Config {
+  if (!config.AUTH_JWT_SECRET && !config.AUTH_JWKS_URL) {
+    throw new ConfigError('Invalid configuration: AUTH_JWKS_URL or AUTH_JWT_SECRET is required')
+  }
+  if (config.AUTH_JWKS_URL && !config.AUTH_ISSUER) {
+    throw new ConfigError('Invalid configuration: AUTH_ISSUER is required with AUTH_JWKS_URL')
+  }
+  return config
+}
+
+/** Turns env-schema's "env/PORT must be integer" into one line naming the variable. */
+export function describeConfigError(err: unknown): string {
+  if (err instanceof ConfigError) return err.message
+  const msg = err instanceof Error ? err.message : String(err)
+  return `Invalid configuration: ${msg.replace(/^env\//, '').replace(/^env /, '').replace(/, env\//g, ', ')}`
+}
+
+/** Validates an environment object outside Fastify (server entry, gateway, migrate command). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return checkConfig(envSchema<Config>({ schema: structuredClone(ConfigSchema), data: env, env: false, dotenv: false }))
+  } catch (err) {
+    throw new ConfigError(describeConfigError(err))
+  }
+}
+
+/** Origins allowed on member-only routes: CORS_ORIGINS, else APP_URL's origin. */
+export function memberOrigins(config: Config): string[] {
+  if (config.CORS_ORIGINS) return config.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean)
+  return [new URL(config.APP_URL).origin]
+}

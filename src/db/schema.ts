@@ -1,0 +1,282 @@
+/**
+ * Parley's database schema (drizzle). Every tenant-owned table carries workspace_id, and every
+ * query a member makes filters on it. The "serves" comment on each index names the query it is
+ * for; docs/DATA.md has the same map. Timestamps are timestamptz with microseconds: cursors
+ * compare them as text, never through a JS Date (which keeps only milliseconds).
+ */
+import { sql } from 'drizzle-orm'
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'string' })
+const createdAt = () => ts('created_at').notNull().defaultNow()
+
+export const workspaces = pgTable('workspaces', {
+  id: uuid('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: createdAt(),
+})
+
+export const members = pgTable(
+  'members',
+  {
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    /** The identity provider's `sub`. */
+    userId: text('user_id').notNull(),
+    name: text('name').notNull(),
+    email: text('email').notNull().default(''),
+    role: text('role', { enum: ['owner', 'admin', 'agent'] }).notNull(),
+    status: text('status', { enum: ['active', 'disabled'] }).notNull().default('active'),
+    avatarUrl: text('avatar_url'),
+    joinedAt: ts('joined_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // serves: membership check on every member request, GET /auth/members (ordered by joined_at, user_id)
+    primaryKey({ columns: [t.workspaceId, t.userId] }),
+    // serves: GET /workspaces (the caller's memberships)
+    index('members_user_idx').on(t.userId),
+  ],
+)
+
+export const channels = pgTable(
+  'channels',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: ['web'] }).notNull().default('web'),
+    active: boolean('active').notNull().default(true),
+    allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
+    requireChannelToken: boolean('require_channel_token').notNull().default(false),
+    channelToken: text('channel_token').notNull(),
+    identitySecret: text('identity_secret').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    // serves: GET /channels
+    index('channels_workspace_idx').on(t.workspaceId, t.createdAt),
+    uniqueIndex('channels_token_uq').on(t.channelToken),
+  ],
+)
+
+export const guests = pgTable(
+  'guests',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    channelId: uuid('channel_id').notNull().references(() => channels.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    email: text('email').notNull(),
+    /** Set when the guest was created or resumed through a valid identityHash. */
+    verified: boolean('verified').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // serves: POST /auth with identityHash (only verified guests are ever matched by e-mail)
+    uniqueIndex('guests_verified_email_uq').on(t.channelId, sql`lower(${t.email})`).where(sql`${t.verified}`),
+    // serves: search over guest name / e-mail (substrings of 3+ chars)
+    index('guests_name_trgm_idx').using('gin', sql`${t.name} gin_trgm_ops`),
+    index('guests_email_trgm_idx').using('gin', sql`${t.email} gin_trgm_ops`),
+  ],
+)
+
+export const conversationStatus = ['OPEN', 'RESOLVED', 'CLOSED'] as const
+
+export const conversations = pgTable(
+  'conversations',
+  {
+    /** UUIDv7, made by the application. */
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    channelId: uuid('channel_id').notNull().references(() => channels.id),
+    guestId: uuid('guest_id').notNull().references(() => guests.id),
+    /** CLOSED is a legacy value from imports; it behaves like RESOLVED. */
+    status: text('status', { enum: conversationStatus }).notNull().default('OPEN'),
+    pinned: boolean('pinned').notNull().default(false),
+    assignedAgentId: text('assigned_agent_id'),
+    /** Guest messages the agents have not marked seen. */
+    unreadCount: integer('unread_count').notNull().default(0),
+    agentLastSeenAt: ts('agent_last_seen_at'),
+    /** When the visitor last marked the agents' messages seen (widget side). */
+    visitorLastSeenAt: ts('visitor_last_seen_at'),
+    /** Creation time until the first message: never null, so it sorts without COALESCE. */
+    lastMessageAt: ts('last_message_at').notNull().defaultNow(),
+    lastMessagePreview: text('last_message_preview'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    closedAt: ts('closed_at'),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => {
+    const live = sql`${t.deletedAt} IS NULL`
+    const open = sql`${t.deletedAt} IS NULL AND ${t.status} = 'OPEN'`
+    const closed = sql`${t.deletedAt} IS NULL AND ${t.status} IN ('RESOLVED', 'CLOSED')`
+    // Each list index leads with (workspace_id, pinned) so that one B-tree serves both sort
+    // directions: a pinned-first page reads the pinned range, then the unpinned range, each an
+    // index range scan in either direction.
+    return [
+      // serves: GET /conversations sorted by lastMessageAt / createdAt / updatedAt
+      index('conv_open_last_msg_idx').on(t.workspaceId, t.pinned, t.lastMessageAt, t.id).where(open),
+      index('conv_open_created_idx').on(t.workspaceId, t.pinned, t.createdAt, t.id).where(open),
+      index('conv_open_updated_idx').on(t.workspaceId, t.pinned, t.updatedAt, t.id).where(open),
+      // serves: GET /conversations/Myconversation (any status)
+      index('conv_mine_last_msg_idx').on(t.workspaceId, t.assignedAgentId, t.pinned, t.lastMessageAt, t.id).where(live),
+      index('conv_mine_created_idx').on(t.workspaceId, t.assignedAgentId, t.pinned, t.createdAt, t.id).where(live),
+      index('conv_mine_updated_idx').on(t.workspaceId, t.assignedAgentId, t.pinned, t.updatedAt, t.id).where(live),
+      // serves: GET /conversations/closed
+      index('conv_closed_closed_idx').on(t.workspaceId, t.closedAt, t.id).where(closed),
+      index('conv_closed_last_msg_idx').on(t.workspaceId, t.lastMessageAt, t.id).where(closed),
+      // serves: GET /conversations/guest/:guestId/history
+      index('conv_guest_idx').on(t.guestId, t.createdAt, t.id).where(live),
+      // serves: counts/reconcile and available-agents' openAssigned
+      index('conv_open_unread_idx').on(t.workspaceId, t.assignedAgentId).where(open),
+    ]
+  },
+)
+
+export const messages = pgTable(
+  'messages',
+  {
+    /** UUIDv7, made by the application: time-ordered, so (created_at, id) pages stably. */
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull(),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    senderType: text('sender_type', { enum: ['GUEST', 'AGENT', 'SYSTEM'] }).notNull(),
+    senderId: text('sender_id'),
+    senderName: text('sender_name').notNull(),
+    body: text('body').notNull(),
+    /** The client's idempotency key: a retried send returns the first message. */
+    clientMessageId: text('client_message_id'),
+    createdAt: createdAt(),
+    search: tsvector('search').generatedAlwaysAs(sql`to_tsvector('simple', body)`),
+  },
+  (t) => [
+    // serves: GET /conversations/:id/messages, transcripts, unread recount
+    index('messages_conversation_idx').on(t.conversationId, t.createdAt, t.id),
+    // serves: POST /conversations/:id/messages retries
+    uniqueIndex('messages_client_id_uq')
+      .on(t.conversationId, t.senderType, t.clientMessageId)
+      .where(sql`${t.clientMessageId} IS NOT NULL`),
+    // serves: GET /conversations/search (btree_gin lets the tenant filter ride in the same GIN index)
+    index('messages_search_idx').using('gin', t.workspaceId, t.search),
+  ],
+)
+
+export const assignmentHistory = pgTable(
+  'assignment_history',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull(),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    action: text('action', { enum: ['ASSIGNED', 'UNASSIGNED'] }).notNull(),
+    agentId: text('agent_id'),
+    previousAgentId: text('previous_agent_id'),
+    byUserId: text('by_user_id'),
+    at: createdAt(),
+  },
+  // serves: GET /conversations/:id/assignment-history (newest first)
+  (t) => [index('assignment_history_conv_idx').on(t.conversationId, t.at, t.id)],
+)
+
+/**
+ * Workspace unread counters. scope: 'all' | 'unassigned' | 'agent:<userId>' | 'channel:<id>'.
+ * A scope is spread over a few slot rows so busy writers do not queue on one row; reads SUM them.
+ */
+export const unreadCounters = pgTable(
+  'unread_counters',
+  {
+    workspaceId: uuid('workspace_id').notNull(),
+    scope: text('scope').notNull(),
+    slot: smallint('slot').notNull(),
+    /** OPEN conversations with unread guest messages. */
+    conversations: integer('conversations').notNull().default(0),
+    /** Unread guest messages in them. */
+    messages: integer('messages').notNull().default(0),
+  },
+  // serves: GET /conversations/unread-count (a handful of rows per workspace)
+  (t) => [primaryKey({ columns: [t.workspaceId, t.scope, t.slot] })],
+)
+
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    provider: text('provider', { enum: ['provider-a', 'provider-b'] }).notNull(),
+    eventId: text('event_id').notNull(),
+    type: text('type').notNull(),
+    workspaceId: uuid('workspace_id'),
+    /** 'processed' | 'ignored' (type not handled) | 'unknown_workspace' */
+    outcome: text('outcome').notNull(),
+    occurredAt: ts('occurred_at'),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+    payload: jsonb('payload').notNull(),
+  },
+  // serves: exactly-once processing (INSERT ... ON CONFLICT DO NOTHING)
+  (t) => [primaryKey({ columns: [t.provider, t.eventId] })],
+)
+
+export const subscriptions = pgTable('subscriptions', {
+  workspaceId: uuid('workspace_id').primaryKey().references(() => workspaces.id, { onDelete: 'cascade' }),
+  status: text('status', { enum: ['none', 'active', 'past_due', 'canceled'] }).notNull().default('none'),
+  provider: text('provider'),
+  plan: text('plan'),
+  providerSubscriptionId: text('provider_subscription_id'),
+  currentPeriodEnd: ts('current_period_end'),
+  /** Time of the event that last set the status: an older event never overwrites it. */
+  lastEventAt: ts('last_event_at'),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+})
+
+export const payments = pgTable(
+  'payments',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    provider: text('provider', { enum: ['provider-a', 'provider-b'] }).notNull(),
+    kind: text('kind', { enum: ['payment', 'refund', 'failure'] }).notNull(),
+    /** Minor units of the currency. */
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    currency: text('currency').notNull(),
+    providerObjectId: text('provider_object_id').notNull(),
+    eventId: text('event_id').notNull(),
+    occurredAt: ts('occurred_at').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    // serves: replays never double count (ON CONFLICT DO NOTHING)
+    uniqueIndex('payments_object_uq').on(t.provider, t.kind, t.providerObjectId),
+    // serves: GET /billing/payments (newest first, keyset)
+    index('payments_workspace_idx').on(t.workspaceId, t.occurredAt, t.id),
+  ],
+)
+
+/** One row per transcript e-mail request; the pg-boss job carries its id as singleton key. */
+export const transcriptRequests = pgTable(
+  'transcript_requests',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull(),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    requestedBy: text('requested_by').notNull(),
+    status: text('status', { enum: ['queued', 'sent', 'failed'] }).notNull().default('queued'),
+    createdAt: createdAt(),
+    sentAt: ts('sent_at'),
+  },
+  (t) => [index('transcript_requests_conv_idx').on(t.conversationId, t.createdAt)],
+)

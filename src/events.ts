@@ -1,0 +1,47 @@
+import { Emitter } from '@socket.io/redis-emitter'
+import type { Redis } from 'ioredis'
+import type { FastifyBaseLogger } from 'fastify'
+
+/**
+ * Real-time events. The API publishes through Redis with @socket.io/redis-emitter; the gateway
+ * (src/gateway) runs the Socket.IO Redis adapter on the same key and fans out to rooms.
+ */
+export const rooms = {
+  /** Every member socket of a workspace. */
+  workspace: (workspaceId: string) => `ws:${workspaceId}`,
+  /** Every visitor socket of one guest. */
+  guest: (guestId: string) => `guest:${guestId}`,
+}
+
+/** The Redis channel key shared by the emitter and the gateway's adapter. */
+export const socketIoKey = (prefix: string) => `${prefix}socket.io`
+
+export type EventName = 'message:new' | 'conversation:updated' | 'user:presence'
+
+export interface EventPublisher {
+  /** Emits `event` to each room; never throws (a failed publish is logged, the request goes on). */
+  publish(roomsToEmit: string[], event: EventName, payload: unknown): void
+}
+
+export function createPublisher(redis: Redis, prefix: string, log: FastifyBaseLogger): EventPublisher {
+  // The emitter fires publish() and drops the promise; this client catches it so a Redis outage
+  // is a log line, not an unhandled rejection.
+  const safeClient = {
+    publish: (channel: string, message: string | Buffer) =>
+      redis.publish(channel, message).catch((err: Error) => {
+        log.warn({ err: { message: err.message }, channel }, 'event publish failed')
+        return 0
+      }),
+  }
+  const emitter = new Emitter(safeClient as unknown as Redis, { key: socketIoKey(prefix) })
+  return {
+    publish(roomsToEmit, event, payload) {
+      try {
+        if (roomsToEmit.length === 0) return
+        emitter.to(roomsToEmit).emit(event, payload)
+      } catch (err) {
+        log.warn({ err, event }, 'event publish failed')
+      }
+    },
+  }
+}
