@@ -1,0 +1,35 @@
+import { and, eq, isNull } from 'drizzle-orm'
+import type { FastifyRequest } from 'fastify'
+import type { Db } from '../../plugins/db.js'
+import { conversations } from '../db/schema.js'
+import { conversationNotFound } from '../errors.js'
+
+export type ConversationRow = typeof conversations.$inferSelect
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value)
+}
+
+/**
+ * The conversation `id` as the caller may see it: in the member's workspace, or owned by the
+ * visitor's guest; never deleted. Anything else is 404 CONVERSATION_NOT_FOUND, so ids of other
+ * workspaces and guests cannot be probed. A malformed id is 404 too.
+ */
+export async function findConversationForCaller(db: Db, request: FastifyRequest, id: string): Promise<ConversationRow> {
+  if (!isUuid(id)) throw conversationNotFound()
+  const scope = request.member
+    ? eq(conversations.workspaceId, request.member.workspaceId)
+    : request.visitor
+      ? and(eq(conversations.workspaceId, request.visitor.workspaceId), eq(conversations.guestId, request.visitor.guestId))
+      : undefined
+  if (!scope) throw conversationNotFound()
+  const [row] = await db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.id, id), scope, isNull(conversations.deletedAt)))
+    .limit(1)
+  if (!row) throw conversationNotFound()
+  return row
+}
