@@ -1,0 +1,77 @@
+import type { ConversationView, MessageView } from '../../schemas/conversations.js'
+import { iso } from '../time.js'
+
+/**
+ * The columns every conversation read selects, aliased to camelCase, with the guest and the
+ * assigned agent joined. Use as:
+ *   sql`SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)} WHERE ...`
+ * Timestamps stay Postgres text (for cursors); toConversationView formats them.
+ */
+export const CONVERSATION_SELECT = `
+  c.id, c.workspace_id AS "workspaceId", c.channel_id AS "channelId", c.guest_id AS "guestId",
+  c.status, c.pinned, c.assigned_agent_id AS "assignedAgentId", c.unread_count AS "unreadCount",
+  c.last_message_at AS "lastMessageAt", c.last_message_preview AS "lastMessagePreview",
+  c.created_at AS "createdAt", c.updated_at AS "updatedAt", c.closed_at AS "closedAt",
+  c.deleted_at AS "deletedAt",
+  g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName"`
+
+export const CONVERSATION_FROM = `
+  conversations c
+  JOIN guests g ON g.id = c.guest_id
+  LEFT JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = c.assigned_agent_id`
+
+export interface ConversationRecord {
+  id: string
+  workspaceId: string
+  channelId: string
+  guestId: string
+  status: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  pinned: boolean
+  assignedAgentId: string | null
+  unreadCount: number
+  lastMessageAt: string
+  lastMessagePreview: string | null
+  createdAt: string
+  updatedAt: string
+  closedAt: string | null
+  deletedAt: string | null
+  guestName: string
+  guestEmail: string
+  /** Null when unassigned, or when the assigned member was removed since. */
+  agentName: string | null
+}
+
+export function toConversationView(r: ConversationRecord): ConversationView {
+  return {
+    id: r.id,
+    workspaceId: r.workspaceId,
+    channelId: r.channelId,
+    guestId: r.guestId,
+    guest: { id: r.guestId, name: r.guestName, email: r.guestEmail },
+    status: r.status,
+    pinned: r.pinned,
+    assignedAgentId: r.assignedAgentId,
+    assignedAgent: r.assignedAgentId ? { userId: r.assignedAgentId, name: r.agentName ?? r.assignedAgentId } : null,
+    seen: r.unreadCount === 0,
+    unreadCount: r.unreadCount,
+    lastMessageAt: iso(r.lastMessageAt),
+    lastMessagePreview: r.lastMessagePreview,
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+    closedAt: iso(r.closedAt),
+  }
+}
+
+export interface MessageRecord {
+  id: string
+  conversationId: string
+  senderType: 'GUEST' | 'AGENT' | 'SYSTEM'
+  senderId: string | null
+  senderName: string
+  body: string
+  createdAt: string
+}
+
+export function toMessageView(m: MessageRecord): MessageView {
+  return { ...m, createdAt: iso(m.createdAt) }
+}

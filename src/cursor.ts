@@ -1,0 +1,63 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { Config } from './config.js'
+import { badRequest } from './errors.js'
+
+/**
+ * Opaque keyset cursors: base64url(JSON { p: params, k: key }) + "." + HMAC tag. The params are
+ * whatever the list's order depends on (sort, direction, filters); a cursor presented with other
+ * params, or altered in any byte, is 400 INVALID_CURSOR. The key holds the last row's sort values
+ * and id as the database sent them (timestamps as text, microseconds kept).
+ */
+export type CursorKey = (string | number | boolean | null)[]
+export type CursorParams = Record<string, string | number | boolean | null | undefined>
+
+export class CursorCodec {
+  constructor(private secret: string) {}
+
+  private tag(payload: string): Buffer {
+    return createHmac('sha256', this.secret).update(payload).digest().subarray(0, 16)
+  }
+
+  encode(params: CursorParams, key: CursorKey): string {
+    const payload = Buffer.from(JSON.stringify({ p: normalise(params), k: key })).toString('base64url')
+    return `${payload}.${this.tag(payload).toString('base64url')}`
+  }
+
+  /** The key of a valid cursor for these params; throws 400 INVALID_CURSOR otherwise. */
+  decode(cursor: string, params: CursorParams): CursorKey {
+    const invalid = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
+    const [payload, tag, ...rest] = cursor.split('.')
+    if (!payload || !tag || rest.length > 0) throw invalid()
+    const given = Buffer.from(tag, 'base64url')
+    const expected = this.tag(payload)
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid()
+    let parsed: { p?: unknown; k?: unknown }
+    try {
+      parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+    } catch {
+      throw invalid()
+    }
+    if (JSON.stringify(parsed.p) !== JSON.stringify(normalise(params)) || !Array.isArray(parsed.k)) throw invalid()
+    return parsed.k as CursorKey
+  }
+}
+
+function normalise(params: CursorParams): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.keys(params)
+      .sort()
+      .filter((k) => params[k] !== undefined)
+      .map((k) => [k, params[k]]),
+  )
+}
+
+const codecs = new Map<string, CursorCodec>()
+
+/** The app's codec: CURSOR_SECRET, else a key derived from VISITOR_SESSION_SECRET. */
+export function cursorCodec(config: Pick<Config, 'CURSOR_SECRET' | 'VISITOR_SESSION_SECRET'>): CursorCodec {
+  const secret =
+    config.CURSOR_SECRET ?? createHmac('sha256', config.VISITOR_SESSION_SECRET).update('parley:cursor').digest('hex')
+  let codec = codecs.get(secret)
+  if (!codec) codecs.set(secret, (codec = new CursorCodec(secret)))
+  return codec
+}
