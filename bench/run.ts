@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -170,7 +170,9 @@ async function main() {
 
   // 1. The production build first: a broken build should fail before minutes of seeding.
   if (opts.build) {
-    step('building the API (npm run build)')
+    step('building the API (npm run build, into a clean dist/)')
+    // A stale compiled route file (renamed or deleted since) would still be autoloaded.
+    rmSync(join(ROOT, 'dist'), { recursive: true, force: true })
     const b = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', process.stderr, process.stderr] })
     if (b.status !== 0) throw new Error('npm run build failed')
   }
@@ -181,7 +183,7 @@ async function main() {
   const timings: Record<string, number> = {}
   if (opts.db) {
     if (!(await databaseExists(opts.adminUrl, dbName))) throw new Error(`database ${dbName} does not exist`)
-    sql = connect(dbUrl, 4)
+    sql = connect(dbUrl, 8)
     onCleanup('close harness pool', () => sql.end({ timeout: 5 }))
     const [row] = await sql<{ data: Meta }[]>`SELECT data FROM bench_meta LIMIT 1`
     meta = row.data
@@ -194,7 +196,7 @@ async function main() {
     let t0 = Date.now()
     await runMigrations(dbUrl, { createDatabase: false })
     timings.migrate = (Date.now() - t0) / 1000
-    sql = connect(dbUrl, 4)
+    sql = connect(dbUrl, 8)
     onCleanup('close harness pool', () => sql.end({ timeout: 5 }))
     t0 = Date.now()
     const seeded = await seed(sql, { conversations: opts.conversations, seed: opts.seed })

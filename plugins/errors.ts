@@ -21,6 +21,8 @@ export default fp(
     // An empty body with Content-Type: application/json is "no body", not malformed JSON:
     // agent apps send it on PATCH routes that take none.
     const defaultJson = app.getDefaultJsonParser('error', 'error')
+    // JSON only: text/plain (Fastify's other default) gets 415 like any other type.
+    app.removeAllContentTypeParsers()
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
       defaultJson(req, body as string, done)

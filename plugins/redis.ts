@@ -1,5 +1,6 @@
 import fastifyRedis from '@fastify/redis'
 import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
 
 /**
  * One ioredis client for commands (rate limits, presence reads, event publishing). Start-up
@@ -9,15 +10,19 @@ import fp from 'fastify-plugin'
  */
 export default fp(
   async (app) => {
-    await app.register(fastifyRedis, {
-      url: app.config.REDIS_URL,
+    const client = new Redis(app.config.REDIS_URL, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
       retryStrategy: (times: number) => Math.min(times * 100, 1000),
-      closeClient: true,
     })
-    app.redis.on('error', (err: Error) => app.log.warn({ err: { message: err.message } }, 'redis error'))
+    client.on('error', (err: Error) => app.log.warn({ err: { message: err.message } }, 'redis error'))
+    await app.register(fastifyRedis, { client, closeClient: false })
+    app.addHook('onClose', async () => {
+      // quit() needs a live connection; during an outage just drop the socket.
+      if (client.status === 'ready') await client.quit().catch(() => client.disconnect())
+      else client.disconnect()
+    })
   },
   { name: 'redis', dependencies: ['config'] },
 )

@@ -1,7 +1,12 @@
+import { existsSync } from 'node:fs'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { runMigrations } from './db/migrate.js'
+
+// Development convenience: a local .env fills in variables the environment does not set.
+// Production sets real environment variables (which always win); tests pass theirs explicitly.
+if (process.env.NODE_ENV !== 'test' && existsSync('.env')) process.loadEnvFile('.env')
 
 let config
 try {

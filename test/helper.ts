@@ -3,6 +3,7 @@ import { Writable } from 'node:stream'
 import { SignJWT } from 'jose'
 import { v7 as uuidv7 } from 'uuid'
 import { buildApp, type App } from '../src/app.js'
+import { loggerOptions } from '../src/logger.js'
 import * as schema from '../src/db/schema.js'
 import type { Role } from '../src/auth/permissions.js'
 import { createTestDatabase } from './setup/database.js'
@@ -44,7 +45,13 @@ export interface BuildResult {
  */
 export async function build(
   t: TestContext,
-  opts: { env?: Record<string, string | undefined>; captureLogs?: boolean; databaseUrl?: string } = {},
+  opts: {
+    env?: Record<string, string | undefined>
+    captureLogs?: boolean
+    databaseUrl?: string
+    /** Adds routes before the app is ready (tests of cross-cutting behaviour). */
+    register?: (app: App) => void
+  } = {},
 ): Promise<BuildResult> {
   let databaseUrl = opts.databaseUrl
   if (!databaseUrl) {
@@ -66,10 +73,11 @@ export async function build(
   const env = testEnv({ DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix, ...opts.env })
   const app = await buildApp({
     env,
-    logger: opts.captureLogs ? { level: env.LOG_LEVEL === 'silent' ? 'info' : env.LOG_LEVEL, stream } : false,
+    logger: opts.captureLogs ? { ...(loggerOptions(env.LOG_LEVEL === 'silent' ? 'info' : env.LOG_LEVEL!) as object), stream } : false,
   })
   // Registered after the database teardown, so it runs first (tap runs teardowns in reverse).
   t.teardown(() => app.close())
+  opts.register?.(app)
   await app.ready()
   return { app, databaseUrl, redisPrefix, logs, rawLog: () => chunks.join('') }
 }

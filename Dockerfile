@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# Parley API (and, with another command, the real-time gateway).
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json drizzle.config.ts ./
+COPY src ./src
+COPY plugins ./plugins
+COPY routes ./routes
+COPY schemas ./schemas
+COPY migrations ./migrations
+RUN npm run build
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0
+WORKDIR /app
+COPY --from=deps --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+COPY --chown=node:node package.json ./
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# node itself is PID 1's child-free process: SIGTERM reaches it (npm would not forward it).
+# Migrations run at start under an advisory lock (MIGRATE_ON_START=false turns that off).
+# The gateway: command ["node", "dist/src/gateway/server.js"].
+CMD ["node", "dist/src/server.js"]

@@ -1,0 +1,44 @@
+import t from 'tap'
+import { build } from '../helper.js'
+
+t.test('CORS: preflight answered; open routes allow any origin, member routes only CORS_ORIGINS', async (t) => {
+  const { app } = await build(t, {
+    env: { APP_URL: 'https://app.parley.test' },
+    register: (app) => {
+      app.get('/__member', { config: { access: { member: 'conversations:read' } } }, async () => ({}))
+      app.get('/__visitor/:id', { config: { access: { member: 'conversations:read', visitor: true } } }, async () => ({}))
+    },
+  })
+  const preflight = (url: string, origin: string) =>
+    app.inject({
+      method: 'OPTIONS',
+      url,
+      headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,x-workspace-id' },
+    })
+
+  let res = await preflight('/__member', 'https://app.parley.test')
+  t.ok(res.statusCode < 300)
+  t.equal(res.headers['access-control-allow-origin'], 'https://app.parley.test')
+  t.match(String(res.headers['access-control-allow-headers']), /x-workspace-id/)
+
+  res = await preflight('/__member', 'https://evil.example')
+  t.notOk(res.headers['access-control-allow-origin'], 'a foreign origin is not allowed on member routes')
+
+  res = await preflight('/__visitor/123', 'https://customer-site.example')
+  t.equal(res.headers['access-control-allow-origin'], '*', 'visitor routes allow any origin')
+
+  res = await app.inject({ method: 'GET', url: '/health', headers: { origin: 'https://x.example' } })
+  t.equal(res.headers['access-control-allow-origin'], '*')
+  t.match(String(res.headers['access-control-expose-headers']), /Retry-After/)
+})
+
+t.test('OpenAPI document is generated from the route schemas', async (t) => {
+  const { app } = await build(t)
+  const res = await app.inject({ method: 'GET', url: '/docs/json' })
+  t.equal(res.statusCode, 200)
+  const doc = res.json()
+  t.match(doc.openapi, /^3\./)
+  t.ok(doc.paths['/health'].get.responses['200'], 'health response schema is documented')
+  const page = await app.inject({ method: 'GET', url: '/docs' })
+  t.ok(page.statusCode < 400)
+})
