@@ -259,6 +259,19 @@ async function main() {
   const hLarge = await headersFor(largest)
   const hSmall = await headersFor(small)
 
+  // The seeded counters must agree with the application's own recount of the same data.
+  let seedCheck: { reconcile: string; before?: unknown; after?: unknown } = { reconcile: 'n/a (route missing)' }
+  {
+    const res = await fetch(`${api.url}/conversations/counts/reconcile`, { headers: hSmall })
+    const body = (await res.json().catch(() => ({}))) as { corrected?: boolean; code?: string; message?: string }
+    if (res.status === 200) {
+      seedCheck = { reconcile: body.corrected === false ? 'ok (corrected: false)' : 'DRIFT (corrected: true)', ...body }
+      step(`seed check, reconcile on the small workspace: ${seedCheck.reconcile}`)
+    } else if (!(res.status === 404 && body.code === 'NOT_FOUND')) {
+      seedCheck = { reconcile: `error ${res.status} ${body.code ?? ''}` }
+    }
+  }
+
   // Conversations the by-id scenarios pick from at random: OPEN, not deleted, largest workspace.
   const ids = (
     await sql<{ id: string }[]>`
@@ -453,6 +466,10 @@ async function main() {
       `${meta.seed.workspaces.length} workspaces (largest ${fmtInt(largest.size)}, small ${fmtInt(small.size)})`,
     `${opts.connections} connections, pipelining 1, ${opts.warmup} s warmup + ${opts.duration} s per scenario; ` +
       `seeding ${timings.seed !== undefined ? fmtDuration(timings.seed) : 'reused'}; total ${fmtDuration(totalSecs)}`,
+    `seed check (reconcile on the small workspace): ${seedCheck.reconcile}` +
+      (sqlChecks
+        ? `; search words in the largest workspace: rare ${fmtInt(sqlChecks.rareWordMessages)}, common ${fmtInt(sqlChecks.commonWordMessages)} of ${fmtInt(sqlChecks.messagesInWorkspace)} messages`
+        : ''),
   ].join('\n')
   const out = [header, '', scenarioTable(results), '', targetTable(targets)].join('\n')
   console.log('\n' + out + '\n')
@@ -480,6 +497,7 @@ async function main() {
         timings: { ...timings, seedSteps: meta.seed.timings, totalSecs },
         scenarios: results,
         apiMemoryMiB: apiMem,
+        seedCheck,
         sqlChecks,
         targets,
       },
