@@ -286,12 +286,13 @@ async function main() {
   // The deep page: the cursor after 100,000 rows of the largest workspace (less on small runs).
   const depth = Math.min(100_000, Math.floor((open * 0.9) / 100) * 100)
   let deepCursor: string | undefined
-  let deepNote = `after ${fmtInt(depth)} rows`
+  let deepNote: string | undefined
   const listProbe = await probe(api.url, { id: 'x', label: 'x', kind: 'read', method: 'GET', path: '/conversations', headers: hLarge })
   if (listProbe.status === 200 && depth > 0) {
     step(`walking ${fmtInt(depth)} rows of GET /conversations for the deep-page cursor`)
     const walk = await walkCursor(api.url, hLarge, depth, 100)
     deepCursor = walk.cursor
+    if (deepCursor) deepNote = `after ${fmtInt(walk.rows)} rows`
     const check = deepCursor
       ? await fetch(`${api.url}/conversations?cursor=${encodeURIComponent(deepCursor)}`, { headers: hLarge })
       : undefined

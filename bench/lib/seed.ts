@@ -197,6 +197,8 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
   for (const [wi, ws] of workspaces.entries()) {
     // About 25 messages carry the rare token in the largest workspace, a few elsewhere.
     const rareRate = wi === 0 ? 25 / (ws.size * 5) : 3 / (ws.size * 5)
+    // A team pins a handful of conversations, not a share of them: about 12 per workspace.
+    const pinRate = Math.min(0.05, 12 / (ws.size * 0.6))
     const recentGuests: { id: string; channel: string; name: string }[] = []
     for (let i = 0; i < ws.size; i++) {
       const createdMs = start + ((i + rng.next()) * span) / ws.size
@@ -261,7 +263,7 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
         guest.channel,
         guest.id,
         status,
-        status === 'OPEN' && rng.chance(0.003),
+        status === 'OPEN' && rng.chance(pinRate),
         assigned?.userId ?? null,
         unreadK,
         seenMs === null ? null : ts(seenMs, 0),
