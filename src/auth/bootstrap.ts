@@ -6,7 +6,7 @@ import type { Db } from '../../plugins/db.js'
 import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
 import { guests } from '../db/schema.js'
 import { forbidden, unauthorized } from '../errors.js'
-import type { VisitorTokens } from './tokens.js'
+import { TokenError, type VisitorTokens } from './tokens.js'
 
 export interface BootstrapInput {
   channelId: string
@@ -73,16 +73,20 @@ export async function bootstrapVisitor(
     throw unauthorized('identityHash does not match the e-mail', 'INVALID_IDENTITY_HASH')
   }
 
-  // A session resumes its guest only on the channel it was issued for. One that does not verify
-  // (expired, forged, another kind of token) or names another channel is ignored: the caller
-  // simply gets a new guest, as it would without the header.
+  // A session resumes its guest only on the channel it was issued for; a valid session of another
+  // channel is left alone and the caller gets a new guest here. An authentic session that has
+  // expired is the widget's normal state after VISITOR_SESSION_TTL_S: it starts afresh too.
+  // Anything that does not verify at all (forged, tampered, a member token) is a 401.
   let sessionGuestId: string | undefined
   if (headers.visitorSession) {
     try {
       const claims = deps.visitorTokens.verify(headers.visitorSession)
       if (claims.channelId === channel.id) sessionGuestId = claims.guestId
     } catch (err) {
-      deps.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session ignored')
+      if (!(err instanceof TokenError && err.expired)) {
+        deps.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
+        throw unauthorized('Invalid visitor session', 'INVALID_VISITOR_SESSION')
+      }
     }
   }
 

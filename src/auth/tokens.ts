@@ -13,7 +13,10 @@ import type { Config } from '../config.js'
 export const VISITOR_AUDIENCE = 'parley:visitor'
 export const VISITOR_ISSUER = 'parley'
 
-export class TokenError extends Error {}
+export class TokenError extends Error {
+  /** True when the token was authentic but has expired (POST /auth then just starts afresh). */
+  expired = false
+}
 
 export interface MemberClaims {
   sub: string
@@ -143,7 +146,9 @@ export function createVisitorTokens(config: Config): VisitorTokens {
       try {
         c = verifier(token) as Record<string, unknown>
       } catch (err) {
-        throw new TokenError((err as Error).message)
+        const e = new TokenError((err as Error).message)
+        e.expired = (err as { code?: string }).code === 'FAST_JWT_EXPIRED'
+        throw e
       }
       const { guestId, channelId, workspaceId, exp } = c
       if (typeof guestId !== 'string' || typeof channelId !== 'string' || typeof workspaceId !== 'string' || typeof exp !== 'number') {
