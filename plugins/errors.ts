@@ -21,6 +21,9 @@ export default fp(
     // An empty body with Content-Type: application/json is "no body", not malformed JSON:
     // agent apps send it on PATCH routes that take none.
     const defaultJson = app.getDefaultJsonParser('error', 'error')
+    // Fastify parses text/plain by default; the contract takes JSON only (anything else is 415).
+    // Routes that need another type (webhooks) add their own parser in their own scope.
+    app.removeContentTypeParser('text/plain')
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
       defaultJson(req, body as string, done)
