@@ -44,7 +44,11 @@ function hashMatches(secret: string, email: string, given: string): boolean {
   return actual.length === expected.length && timingSafeEqual(actual, expected)
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505'
+/** postgres.js reports 23505; drizzle wraps it in a DrizzleQueryError with the original as cause. */
+const isUniqueViolation = (err: unknown): boolean => {
+  const e = err as { code?: string; cause?: unknown } | undefined
+  return e?.code === '23505' || (e?.cause !== undefined && isUniqueViolation(e.cause))
+}
 
 /**
  * POST /auth (API.md section 4). Checks, in order: the channel (404), the Origin (403), the
