@@ -66,6 +66,12 @@ t.test('member JWTs through a real JWKS (RS256/ES256): the token matrix', async 
   t.equal((await call(await idp.sign({ alg: 'ES256', claims: { jti: 'again' } }))).statusCode, 200, 'valid token still passes')
 })
 
+t.test('JWKS configuration must name the issuer and the audience', async (t) => {
+  const jwks = { AUTH_JWT_SECRET: undefined, AUTH_JWKS_URL: 'http://127.0.0.1:9/.well-known/jwks.json' }
+  await t.rejects(build(t, { env: { ...jwks, AUTH_AUDIENCE: 'api' } }), /AUTH_ISSUER/)
+  await t.rejects(build(t, { env: { ...jwks, AUTH_ISSUER: 'https://idp.example/' } }), /AUTH_AUDIENCE/)
+})
+
 t.test('HS256 development tokens', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
