@@ -262,3 +262,21 @@ t.test('rate limit per client address and channel, shared across replicas', asyn
   const [{ n }] = await one.app.sql`SELECT count(*)::int AS n FROM guests`
   t.equal(n, 5, 'refused calls wrote nothing')
 })
+
+t.test('secrets stay out of the log and of error bodies', async (t) => {
+  const { app, rawLog } = await build(t, { captureLogs: true })
+  const ws = await seedWorkspace(app)
+  const locked = await addChannel(app, ws.workspaceId, { requireChannelToken: true })
+  const email = 'log@example.test'
+  const ok = await boot(app, { channelId: locked.id, name: 'L', email, identityHash: identityHash(locked.identitySecret, email) }, { 'x-channel-token': locked.channelToken })
+  t.equal(ok.statusCode, 201)
+  const session = ok.json().visitorSession
+  const resumed = await boot(app, { channelId: locked.id, name: 'L', email }, { 'x-channel-token': locked.channelToken, 'x-visitor-session': session })
+  t.equal(resumed.statusCode, 200)
+  const refused = await boot(app, { channelId: locked.id, name: 'L', email }, { 'x-channel-token': `${locked.channelToken}x` })
+  t.equal(refused.statusCode, 401)
+  t.notMatch(refused.body, locked.channelToken)
+  const log = rawLog()
+  t.match(log, /request completed/, 'the requests were logged')
+  for (const secret of [locked.channelToken, locked.identitySecret, session]) t.notMatch(log, secret)
+})

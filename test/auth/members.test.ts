@@ -225,6 +225,22 @@ t.test('a removed or disabled member loses access on every replica within MEMBER
   t.ok(disabledAfter <= ttl + 250, `disabled member refused on the other replica after ${disabledAfter} ms (TTL ${ttl})`)
   t.ok(Date.now() - t0 <= ttl + 400, `removed member refused on the other replica after ${removedAfter} ms`)
   t.equal((await get(one.app, victim)).json().code, 'MEMBER_DISABLED', 'and at once on the replica that made the change')
+  // And the reverse: a member added on one replica is let in by the other within the TTL, even
+  // though that replica had cached "not a member" for them.
+  const newcomer = { userId: 'idp|newcomer', name: 'New', email: 'new@example.test', role: 'agent' }
+  const newcomerHeaders = { authorization: `Bearer ${await memberToken(newcomer.userId)}`, 'x-workspace-id': ws.workspaceId }
+  t.equal((await two.app.inject({ method: 'GET', url: '/auth/members', headers: newcomerHeaders })).statusCode, 403)
+  t.equal((await one.app.inject({ method: 'POST', url: '/auth/members', headers: ws.owner.headers, payload: newcomer })).statusCode, 201)
+  const t1 = Date.now()
+  let admitted = Infinity
+  while (Date.now() - t1 < ttl * 3) {
+    if ((await two.app.inject({ method: 'GET', url: '/auth/members', headers: newcomerHeaders })).statusCode === 200) {
+      admitted = Date.now() - t1
+      break
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  t.ok(admitted <= ttl + 250, `new member admitted on the other replica after ${admitted} ms`)
   const row = await one.app.db.select().from(schema.members).where(and(eq(schema.members.workspaceId, ws.workspaceId), eq(schema.members.userId, removed.userId)))
   t.equal(row.length, 0)
 })
