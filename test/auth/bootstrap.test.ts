@@ -146,6 +146,9 @@ t.test('identityHash: verified guests, and a bare e-mail never links', async (t)
 
   // A verified guest that changes its e-mail without a hash is no longer matched by e-mail.
   const vipSession = again.json().visitorSession
+  const sameAddress = await boot(app, { channelId: ws.channelId, name: 'VIP by session', email: 'Vip@example.test' }, { 'x-visitor-session': vipSession })
+  t.same([sameAddress.statusCode, sameAddress.json().guestId], [200, vip])
+  t.match(await guestRow(app, vip), { verified: true, name: 'VIP by session' }, 'resuming with the same address keeps it verified')
   const changed = await boot(app, { channelId: ws.channelId, name: 'VIP', email: 'new-vip@example.test' }, { 'x-visitor-session': vipSession })
   t.same([changed.statusCode, changed.json().guestId], [200, vip])
   t.match(await guestRow(app, vip), { verified: false, email: 'new-vip@example.test' })
