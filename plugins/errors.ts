@@ -21,7 +21,8 @@ export default fp(
     // An empty body with Content-Type: application/json is "no body", not malformed JSON:
     // agent apps send it on PATCH routes that take none.
     const defaultJson = app.getDefaultJsonParser('error', 'error')
-    // JSON only: text/plain (Fastify's other default) gets 415 like any other type.
+    // Fastify parses text/plain by default; the contract takes JSON only (anything else is 415).
+    // Routes that need another type (webhooks) add their own parser in their own scope.
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)

@@ -63,6 +63,10 @@ export function checkConfig(config: Config): Config {
   if (config.AUTH_JWKS_URL && !config.AUTH_ISSUER) {
     throw new ConfigError('Invalid configuration: AUTH_ISSUER is required with AUTH_JWKS_URL')
   }
+  // Without an audience check, a token the same provider issued for another application would pass.
+  if (config.AUTH_JWKS_URL && !config.AUTH_AUDIENCE) {
+    throw new ConfigError('Invalid configuration: AUTH_AUDIENCE is required with AUTH_JWKS_URL')
+  }
   return config
 }
 

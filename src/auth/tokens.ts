@@ -13,7 +13,10 @@ import type { Config } from '../config.js'
 export const VISITOR_AUDIENCE = 'parley:visitor'
 export const VISITOR_ISSUER = 'parley'
 
-export class TokenError extends Error {}
+export class TokenError extends Error {
+  /** True when the token was authentic but has expired (POST /auth then just starts afresh). */
+  expired = false
+}
 
 export interface MemberClaims {
   sub: string
@@ -30,12 +33,31 @@ export interface VisitorClaims {
 
 export type MemberVerifier = (token: string) => Promise<MemberClaims>
 
+/** Asymmetric algorithms accepted from the identity provider; everything else is refused before any key lookup. */
+export const JWKS_ALGORITHMS = ['RS256', 'ES256'] as const
+const CLOCK_TOLERANCE_MS = 5_000
+/** After a kid was not found in the JWKS, other unknown kids are refused without a refetch for this long. */
+export const UNKNOWN_KID_COOLDOWN_MS = 2_000
+
+function isVisitorClaims(claims: Record<string, unknown>): boolean {
+  const aud = claims.aud
+  return aud === VISITOR_AUDIENCE || (Array.isArray(aud) && aud.includes(VISITOR_AUDIENCE)) || 'guestId' in claims
+}
+
 export function createMemberVerifier(config: Config): MemberVerifier {
+  // fast-jwt skips allowedIss/allowedAud when the claim is absent: a configured issuer or
+  // audience must therefore also be a required claim, or a token without it would pass.
+  const requiredClaims = ['sub', 'exp']
+  if (config.AUTH_ISSUER) requiredClaims.push('iss')
+  if (config.AUTH_AUDIENCE) requiredClaims.push('aud')
   const common = {
     cache: 1000,
     cacheTTL: 60_000,
-    clockTolerance: 5_000,
-    requiredClaims: ['sub', 'exp'],
+    clockTolerance: CLOCK_TOLERANCE_MS,
+    // Refusals are remembered briefly (cheap answer to a replayed bad token), except key-fetch
+    // failures: an identity provider that was down for a moment must not lock a valid token out.
+    errorCacheTTL: (err: { code?: string }) => (err.code === 'FAST_JWT_KEY_FETCHING_ERROR' ? -CLOCK_TOLERANCE_MS - 1 : 0),
+    requiredClaims,
     ...(config.AUTH_ISSUER ? { allowedIss: config.AUTH_ISSUER } : {}),
     ...(config.AUTH_AUDIENCE ? { allowedAud: config.AUTH_AUDIENCE } : {}),
   }
@@ -48,13 +70,30 @@ export function createMemberVerifier(config: Config): MemberVerifier {
       jwksPath: url.pathname + url.search,
       issuersWhitelist: [url.origin],
     })
+    const domain = `${url.origin}/`
+    let lastMissAt = 0
     verify = createVerifier({
       ...common,
-      algorithms: ['RS256', 'ES256'],
+      algorithms: [...JWKS_ALGORITHMS],
       key: async (decoded: DecodedJwt) => {
-        const { kid, alg } = decoded.header as { kid?: string; alg: string }
-        if (!kid) throw new TokenError('token has no kid')
-        return jwks.getPublicKey({ domain: url.origin, kid, alg })
+        const { kid, alg } = decoded.header as { kid?: unknown; alg?: unknown }
+        // alg:none, HS256 (the public key used as an HMAC secret) and anything else stop here,
+        // before a key is looked up; fast-jwt checks the algorithm against the key again.
+        if (typeof alg !== 'string' || !(JWKS_ALGORITHMS as readonly string[]).includes(alg)) {
+          throw new TokenError(`algorithm ${String(alg)} is not accepted`)
+        }
+        if (typeof kid !== 'string' || kid === '' || kid.length > 256) throw new TokenError('token has no usable kid')
+        // Every unknown kid makes get-jwks refetch the whole set: without a cooldown, garbage
+        // tokens would turn into one request to the identity provider each.
+        const cacheKey = jwks.generateCacheKey(alg, kid, domain)
+        const known = jwks.cache.get(cacheKey) !== undefined || jwks.staleCache.get(cacheKey) !== undefined
+        if (!known && Date.now() - lastMissAt < UNKNOWN_KID_COOLDOWN_MS) throw new TokenError('unknown kid')
+        try {
+          return await jwks.getPublicKey({ domain: url.origin, kid, alg })
+        } catch (err) {
+          if ((err as { code?: string }).code === 'JWK_NOT_FOUND') lastMissAt = Date.now()
+          throw err
+        }
       },
     }) as typeof verify
   } else {
@@ -68,10 +107,7 @@ export function createMemberVerifier(config: Config): MemberVerifier {
     } catch (err) {
       throw new TokenError((err as Error).message)
     }
-    const aud = claims.aud
-    if (aud === VISITOR_AUDIENCE || (Array.isArray(aud) && aud.includes(VISITOR_AUDIENCE)) || 'guestId' in claims) {
-      throw new TokenError('a visitor session is not a member token')
-    }
+    if (isVisitorClaims(claims)) throw new TokenError('a visitor session is not a member token')
     if (typeof claims.sub !== 'string' || claims.sub.length < 1 || claims.sub.length > 255) {
       throw new TokenError('token has no usable sub')
     }
@@ -89,34 +125,36 @@ export interface VisitorTokens {
 }
 
 export function createVisitorTokens(config: Config): VisitorTokens {
-  const signer = createSigner({
-    algorithm: 'HS256',
-    key: config.VISITOR_SESSION_SECRET,
-    aud: VISITOR_AUDIENCE,
-    iss: VISITOR_ISSUER,
-    expiresIn: config.VISITOR_SESSION_TTL_S * 1000,
-  })
+  // exp is set here rather than through expiresIn, so expiresAt in the answer is the token's own.
+  const signer = createSigner({ algorithm: 'HS256', key: config.VISITOR_SESSION_SECRET, aud: VISITOR_AUDIENCE, iss: VISITOR_ISSUER })
   const verifier = createVerifier({
     algorithms: ['HS256'],
     key: config.VISITOR_SESSION_SECRET,
     allowedAud: VISITOR_AUDIENCE,
     allowedIss: VISITOR_ISSUER,
-    requiredClaims: ['guestId', 'channelId', 'workspaceId', 'exp'],
+    requiredClaims: ['guestId', 'channelId', 'workspaceId', 'exp', 'aud', 'iss'],
     cache: 1000,
   })
   return {
     sign(claims) {
-      const token = signer({ ...claims })
       const exp = Math.floor(Date.now() / 1000) + config.VISITOR_SESSION_TTL_S
+      const token = signer({ guestId: claims.guestId, channelId: claims.channelId, workspaceId: claims.workspaceId, exp })
       return { token, expiresAt: new Date(exp * 1000).toISOString() }
     },
     verify(token) {
+      let c: Record<string, unknown>
       try {
-        const c = verifier(token) as VisitorClaims
-        return { guestId: c.guestId, channelId: c.channelId, workspaceId: c.workspaceId, exp: c.exp }
+        c = verifier(token) as Record<string, unknown>
       } catch (err) {
-        throw new TokenError((err as Error).message)
+        const e = new TokenError((err as Error).message)
+        e.expired = (err as { code?: string }).code === 'FAST_JWT_EXPIRED'
+        throw e
       }
+      const { guestId, channelId, workspaceId, exp } = c
+      if (typeof guestId !== 'string' || typeof channelId !== 'string' || typeof workspaceId !== 'string' || typeof exp !== 'number') {
+        throw new TokenError('visitor session has malformed claims')
+      }
+      return { guestId, channelId, workspaceId, exp }
     },
   }
 }

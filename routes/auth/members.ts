@@ -1,0 +1,74 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { errorResponses } from '../../schemas/common.js'
+import { CreateMemberBody, Member, MemberListQuery, MemberPage, MemberParams, UpdateMemberBody } from '../../schemas/members.js'
+import { addMember, listMembers, removeMember, updateMember, type Actor } from '../../src/auth/member-admin.js'
+
+const actor = (request: FastifyRequest): Actor => ({
+  workspaceId: request.member!.workspaceId,
+  userId: request.member!.userId,
+  role: request.member!.record.role,
+})
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/members',
+    {
+      config: { access: { member: 'members:read' } },
+      schema: {
+        tags: ['members'],
+        summary: "The workspace's members, oldest membership first",
+        querystring: MemberListQuery,
+        response: { 200: MemberPage, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => listMembers(app.db, request.member!.workspaceId, request.query.page, request.query.pageSize),
+  )
+
+  app.post(
+    '/members',
+    {
+      config: { access: { member: 'members:manage' } },
+      schema: {
+        tags: ['members'],
+        summary: 'Add a member (only an owner may grant owner)',
+        body: CreateMemberBody,
+        response: { 201: Member, ...errorResponses(400, 401, 403, 409, 415) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await addMember(app.db, app.memberDirectory, actor(request), request.body)),
+  )
+
+  app.patch(
+    '/members/:userId',
+    {
+      config: { access: { member: 'members:manage' } },
+      schema: {
+        tags: ['members'],
+        summary: "Change a member's role or status (the last active owner stays)",
+        params: MemberParams,
+        body: UpdateMemberBody,
+        response: { 200: Member, ...errorResponses(400, 401, 403, 404, 409, 415) },
+      },
+    },
+    async (request) => updateMember(app.db, app.memberDirectory, actor(request), request.params.userId, request.body),
+  )
+
+  app.delete(
+    '/members/:userId',
+    {
+      config: { access: { member: 'members:manage' } },
+      schema: {
+        tags: ['members'],
+        summary: 'Remove a member (not the last active owner)',
+        params: MemberParams,
+        response: { 204: { type: 'null', description: 'Removed' }, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await removeMember(app.db, app.memberDirectory, actor(request), request.params.userId)
+      return reply.code(204).send()
+    },
+  )
+}
+export default routes

@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ChannelList, Channel, ChannelParams, CreateChannelBody, UpdateChannelBody } from '../../schemas/channels.js'
+import { errorResponses } from '../../schemas/common.js'
+import { can } from '../../src/auth/permissions.js'
+import { channelView, createChannel, listChannels, rotateChannelToken, updateChannel } from '../../src/channels/channels.js'
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/',
+    {
+      config: { access: { member: 'channels:manage' } },
+      schema: {
+        tags: ['channels'],
+        summary: 'Create a web channel',
+        body: CreateChannelBody,
+        response: { 201: Channel, ...errorResponses(400, 401, 403, 415) },
+      },
+    },
+    async (request, reply) => {
+      const row = await createChannel(app.db, request.member!.workspaceId, request.body)
+      return reply.code(201).send(channelView(row, true))
+    },
+  )
+
+  app.get(
+    '/',
+    {
+      config: { access: { member: 'conversations:read' } },
+      schema: {
+        tags: ['channels'],
+        summary: "The workspace's channels (identitySecret only with channels:manage)",
+        response: { 200: ChannelList, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const withSecret = can(request.member!.record.role, 'channels:manage')
+      const rows = await listChannels(app.db, request.member!.workspaceId)
+      return { data: rows.map((r) => channelView(r, withSecret)) }
+    },
+  )
+
+  app.patch(
+    '/:id',
+    {
+      config: { access: { member: 'channels:manage' } },
+      schema: {
+        tags: ['channels'],
+        summary: 'Change a channel',
+        params: ChannelParams,
+        body: UpdateChannelBody,
+        response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 415) },
+      },
+    },
+    async (request) => channelView(await updateChannel(app.db, request.member!.workspaceId, request.params.id, request.body), true),
+  )
+
+  app.post(
+    '/:id/rotate-token',
+    {
+      config: { access: { member: 'channels:manage' } },
+      schema: {
+        tags: ['channels'],
+        summary: 'Replace the channel token; the old one stops working at once',
+        params: ChannelParams,
+        response: { 200: Channel, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => channelView(await rotateChannelToken(app.db, request.member!.workspaceId, request.params.id), true),
+  )
+}
+export default routes

@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox'
+import { Name, Timestamp, Uuid } from './common.js'
+
+/** A browser origin: scheme, host and optional port, nothing after it ("https://shop.example.com"). */
+export const Origin = Type.String({ pattern: '^https?://[^/?#\\s]+$', maxLength: 255 })
+export const AllowedOrigins = Type.Array(Origin, { maxItems: 100 })
+
+export const Channel = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  kind: Type.Literal('web'),
+  active: Type.Boolean(),
+  allowedOrigins: Type.Array(Type.String()),
+  requireChannelToken: Type.Boolean(),
+  channelToken: Type.String(),
+  /** Only for callers with channels:manage. */
+  identitySecret: Type.Optional(Type.String()),
+  createdAt: Timestamp,
+})
+
+export const ChannelList = Type.Object({ data: Type.Array(Channel) })
+
+export const CreateChannelBody = Type.Object(
+  { name: Name, allowedOrigins: Type.Optional(AllowedOrigins), requireChannelToken: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+)
+
+export const UpdateChannelBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    allowedOrigins: Type.Optional(AllowedOrigins),
+    requireChannelToken: Type.Optional(Type.Boolean()),
+    active: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+/** Malformed ids are checked in the handler (404, like an unknown id), not by the schema. */
+export const ChannelParams = Type.Object({ id: Type.String({ maxLength: 100 }) })

@@ -1,0 +1,149 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { and, eq, sql } from 'drizzle-orm'
+import type { FastifyBaseLogger } from 'fastify'
+import { v7 as uuidv7 } from 'uuid'
+import type { Db } from '../../plugins/db.js'
+import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
+import { guests } from '../db/schema.js'
+import { forbidden, unauthorized } from '../errors.js'
+import { TokenError, type VisitorTokens } from './tokens.js'
+
+export interface BootstrapInput {
+  channelId: string
+  name: string
+  email: string
+  identityHash?: string
+}
+
+export interface BootstrapHeaders {
+  origin?: string
+  channelToken?: string
+  visitorSession?: string
+}
+
+export interface BootstrapResult {
+  created: boolean
+  body: { visitorSession: string; guestId: string; channelId: string; workspaceId: string; expiresAt: string }
+}
+
+/** Equal-time comparison of two strings of any length (hashing first hides the length too). */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest()
+  const hb = createHash('sha256').update(b).digest()
+  return timingSafeEqual(ha, hb)
+}
+
+/** API.md: hex HMAC-SHA256 of the trimmed, lower-cased e-mail, keyed with the identitySecret string. */
+export function identityHash(identitySecret: string, email: string): string {
+  return createHmac('sha256', identitySecret).update(email.trim().toLowerCase()).digest('hex')
+}
+
+function hashMatches(secret: string, email: string, given: string): boolean {
+  const expected = Buffer.from(identityHash(secret, email), 'hex')
+  const actual = Buffer.from(given.toLowerCase(), 'hex')
+  return actual.length === expected.length && timingSafeEqual(actual, expected)
+}
+
+/** postgres.js reports 23505; drizzle wraps it in a DrizzleQueryError with the original as cause. */
+const isUniqueViolation = (err: unknown): boolean => {
+  const e = err as { code?: string; cause?: unknown } | undefined
+  return e?.code === '23505' || (e?.cause !== undefined && isUniqueViolation(e.cause))
+}
+
+/**
+ * POST /auth (API.md section 4). Checks, in order: the channel (404), the Origin (403), the
+ * channel token (401), the identity hash (401); then resumes or creates the guest and signs a
+ * visitor session. Only verified guests are ever matched by e-mail; a bare e-mail never is.
+ */
+export async function bootstrapVisitor(
+  deps: { db: Db; visitorTokens: VisitorTokens; log: FastifyBaseLogger },
+  input: BootstrapInput,
+  headers: BootstrapHeaders,
+): Promise<BootstrapResult> {
+  const { db } = deps
+  const channel = await findActiveChannel(db, input.channelId)
+
+  if (headers.origin !== undefined && channel.allowedOrigins.length > 0) {
+    const origin = normalizeOrigin(headers.origin)
+    if (!origin || !channel.allowedOrigins.includes(origin)) {
+      throw forbidden('This origin may not use the channel', 'ORIGIN_NOT_ALLOWED')
+    }
+  }
+  if (channel.requireChannelToken && (!headers.channelToken || !safeEqual(headers.channelToken, channel.channelToken))) {
+    throw unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
+  }
+  const verified = input.identityHash !== undefined
+  if (verified && !hashMatches(channel.identitySecret, input.email, input.identityHash!)) {
+    throw unauthorized('identityHash does not match the e-mail', 'INVALID_IDENTITY_HASH')
+  }
+
+  // A session resumes its guest only on the channel it was issued for; a valid session of another
+  // channel is left alone and the caller gets a new guest here. An authentic session that has
+  // expired is the widget's normal state after VISITOR_SESSION_TTL_S: it starts afresh too.
+  // Anything that does not verify at all (forged, tampered, a member token) is a 401.
+  let sessionGuestId: string | undefined
+  if (headers.visitorSession) {
+    try {
+      const claims = deps.visitorTokens.verify(headers.visitorSession)
+      if (claims.channelId === channel.id) sessionGuestId = claims.guestId
+    } catch (err) {
+      if (!(err instanceof TokenError && err.expired)) {
+        deps.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
+        throw unauthorized('Invalid visitor session', 'INVALID_VISITOR_SESSION')
+      }
+    }
+  }
+
+  const name = input.name
+  const email = input.email.trim()
+  const sameEmail = sql`lower(${guests.email}) = lower(${email})`
+  const onChannel = eq(guests.channelId, channel.id)
+
+  const resolve = () =>
+    db.transaction(async (tx): Promise<{ id: string; created: boolean }> => {
+      if (verified) {
+        const [known] = await tx
+          .update(guests)
+          .set({ name, email, updatedAt: sql`now()` })
+          .where(and(onChannel, eq(guests.verified, true), sameEmail))
+          .returning({ id: guests.id })
+        if (known) return { id: known.id, created: false }
+        if (sessionGuestId) {
+          // The anonymous visitor has just proved who they are: their guest becomes the verified one.
+          const [upgraded] = await tx
+            .update(guests)
+            .set({ name, email, verified: true, updatedAt: sql`now()` })
+            .where(and(eq(guests.id, sessionGuestId), onChannel, eq(guests.verified, false)))
+            .returning({ id: guests.id })
+          if (upgraded) return { id: upgraded.id, created: false }
+        }
+      } else if (sessionGuestId) {
+        // A verified guest that changes its e-mail without a hash is no longer verified: the new
+        // address was never proved, and only proved addresses are matched.
+        const [resumed] = await tx
+          .update(guests)
+          .set({ name, email, verified: sql`${guests.verified} AND ${sameEmail}`, updatedAt: sql`now()` })
+          .where(and(eq(guests.id, sessionGuestId), onChannel))
+          .returning({ id: guests.id })
+        if (resumed) return { id: resumed.id, created: false }
+      }
+      const id = uuidv7()
+      await tx.insert(guests).values({ id, workspaceId: channel.workspaceId, channelId: channel.id, name, email, verified })
+      return { id, created: true }
+    })
+
+  let guest: { id: string; created: boolean }
+  try {
+    guest = await resolve()
+  } catch (err) {
+    // Two first logins of one verified e-mail at once: the loser finds the winner's guest.
+    if (!isUniqueViolation(err)) throw err
+    guest = await resolve()
+  }
+
+  const { token, expiresAt } = deps.visitorTokens.sign({ guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId })
+  return {
+    created: guest.created,
+    body: { visitorSession: token, guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId, expiresAt },
+  }
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose'
+import { buildApp, type App } from '../../src/app.js'
+import { testEnv, type TestContext } from '../helper.js'
+import { createTestDatabase } from '../setup/database.js'
+
+/**
+ * A real identity provider stand-in: an HTTP server on 127.0.0.1 publishing a JWKS with one
+ * RS256 key (published without `alg`, as some providers do, so algorithm confusion is not
+ * stopped by get-jwks' alg match) and one ES256 key. Counts JWKS fetches.
+ */
+export interface Idp {
+  jwksUrl: string
+  issuer: string
+  audience: string
+  fetches: () => number
+  rsaPublicPem: string
+  sign(opts: {
+    alg?: 'RS256' | 'ES256'
+    kid?: string
+    claims?: JWTPayload
+    sub?: string | null
+    iss?: string | null
+    aud?: string | null
+    exp?: number | null
+    nbf?: number
+    key?: CryptoKey
+  }): Promise<string>
+}
+
+export async function startIdp(t: TestContext): Promise<Idp> {
+  const rsa = await generateKeyPair('RS256', { extractable: true })
+  const ec = await generateKeyPair('ES256', { extractable: true })
+  const rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: 'rsa-1', use: 'sig' }
+  const ecJwk = { ...(await exportJWK(ec.publicKey)), kid: 'ec-1', alg: 'ES256', use: 'sig' }
+  let fetches = 0
+  const server: Server = createServer((req, res) => {
+    if (req.url === '/.well-known/jwks.json') {
+      fetches++
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ keys: [rsaJwk, ecJwk] }))
+      return
+    }
+    res.writeHead(404).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const issuer = `${origin}/`
+  const audience = 'parley-api'
+  const now = () => Math.floor(Date.now() / 1000)
+  return {
+    jwksUrl: `${origin}/.well-known/jwks.json`,
+    issuer,
+    audience,
+    fetches: () => fetches,
+    rsaPublicPem: await exportSPKI(rsa.publicKey),
+    async sign(o) {
+      const alg = o.alg ?? 'RS256'
+      const payload: JWTPayload = { name: 'Ida Member', email: 'ida@example.test', ...o.claims }
+      if (o.sub !== null) payload.sub = o.sub ?? 'idp|ida'
+      if (o.iss !== null) payload.iss = o.iss ?? issuer
+      if (o.aud !== null) payload.aud = o.aud ?? audience
+      if (o.exp !== null) payload.exp = o.exp ?? now() + 3600
+      if (o.nbf !== undefined) payload.nbf = o.nbf
+      payload.iat = now()
+      const key = o.key ?? (alg === 'RS256' ? rsa.privateKey : ec.privateKey)
+      return new SignJWT(payload).setProtectedHeader({ alg, kid: o.kid ?? (alg === 'RS256' ? 'rsa-1' : 'ec-1') }).sign(key)
+    },
+  }
+}
+
+const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
+
+/** An unsigned token (`alg: none`), optionally with an empty signature segment. */
+export function unsignedToken(payload: Record<string, unknown>, header: Record<string, unknown> = { alg: 'none', typ: 'JWT' }) {
+  return `${b64url(header)}.${b64url(payload)}.`
+}
+
+/** An HS256 token signed with an arbitrary secret (e.g. the provider's public key PEM). */
+export async function hs256Token(secret: string, payload: JWTPayload, kid?: string) {
+  return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', ...(kid ? { kid } : {}) }).sign(new TextEncoder().encode(secret))
+}
+
+/**
+ * The app with two probe routes added before it is ready, to test plugins/auth.ts on route
+ * kinds this area does not serve itself (visitor-only, member-or-visitor).
+ */
+export async function buildProbeApp(t: TestContext, env: Record<string, string | undefined> = {}): Promise<App> {
+  const db = await createTestDatabase()
+  t.teardown(db.drop)
+  const app = await buildApp({
+    env: testEnv({ DATABASE_URL: db.url, REDIS_PREFIX: `t:${randomBytes(6).toString('hex')}:`, ...env }),
+    logger: false,
+  })
+  app.get('/probe/visitor', { config: { access: { visitor: true } } }, async (request) => ({ visitor: request.visitor }))
+  app.get('/probe/either', { config: { access: { member: 'conversations:read', visitor: true } } }, async (request) => ({
+    member: request.member?.userId ?? null,
+    visitor: request.visitor?.guestId ?? null,
+  }))
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
