@@ -88,7 +88,18 @@ export async function setSubscriptionStatus(
       ctx.occurredAt,
     ],
   )
-  return rows.length > 0
+  if (rows.length > 0) return true
+  // An older event does not set the status, but what it knows (the plan, the period end) still
+  // fills fields that are empty: a payment that overtook the activation must not lose the plan.
+  if (details.plan || details.currentPeriodEnd || details.subscriptionId) {
+    await sql`
+      UPDATE subscriptions SET
+        plan = COALESCE(plan, ${details.plan ?? null}),
+        current_period_end = COALESCE(current_period_end, ${details.currentPeriodEnd ?? null}::timestamptz),
+        provider_subscription_id = COALESCE(provider_subscription_id, ${details.subscriptionId ?? null})
+      WHERE workspace_id = ${ctx.workspaceId} AND provider = ${ctx.provider}`
+  }
+  return false
 }
 
 export async function recordLedger(sql: Tx, ctx: EventContext, kind: 'payment' | 'refund' | 'failure', entry: LedgerEntry): Promise<boolean> {
