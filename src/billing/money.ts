@@ -14,7 +14,9 @@ const EXPONENTS: Record<string, number> = {
   CLF: 4, UYW: 4,
 }
 
-export class InvalidAmountError extends Error {}
+export class InvalidAmountError extends Error {
+  override name = 'InvalidAmountError'
+}
 
 export function currencyExponent(currency: string): number {
   return EXPONENTS[currency] ?? 2

@@ -109,6 +109,15 @@ t.test('billing routes', async (t) => {
     }
   })
 
+  await t.test('the billing routes are in the OpenAPI document', async (t) => {
+    const res = await app.inject({ method: 'GET', url: '/docs/json' })
+    t.equal(res.statusCode, 200)
+    const paths = Object.keys(res.json().paths)
+    for (const p of ['/billing/webhooks/provider-a', '/billing/webhooks/provider-b', '/billing/subscription', '/billing/payments', '/billing/provider-a/return']) {
+      t.ok(paths.includes(p), p)
+    }
+  })
+
   await t.test('the payments list is served by the (workspace_id, occurred_at, id) index', async (t) => {
     const plan = await app.sql.begin(async (sql) => {
       await sql`SET LOCAL enable_seqscan = off`
