@@ -119,6 +119,16 @@ t.test('provider A webhooks: HMAC verification over the raw body', async (t) => 
     t.equal(res.statusCode, 415)
     t.equal(res.json().code, 'UNSUPPORTED_MEDIA_TYPE')
   })
+
+  await t.test('the raw-body parser stays inside the webhook scope', async (t) => {
+    // Outside routes/billing/webhooks the app's JSON parser still runs (and refuses bad JSON);
+    // a leaked buffer parser would accept these bytes and answer 404.
+    for (const url of ['/nowhere', '/billing/nowhere']) {
+      const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '{"a": ' })
+      t.equal(res.statusCode, 400, url)
+      t.equal(res.json().code, 'INVALID_JSON', url)
+    }
+  })
 })
 
 t.test('provider A without a configured secret answers 503 NOT_CONFIGURED', async (t) => {
