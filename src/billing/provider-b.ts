@@ -51,8 +51,6 @@ export class ProviderBVerifier {
   private readonly base: string
   private token: { value: string; refreshAt: number } | null = null
   private pending: Promise<string> | null = null
-  /** Token requests made, for the tests of the cache. */
-  tokenFetches = 0
 
   constructor(
     private readonly opts: ProviderBOptions,
@@ -121,7 +119,6 @@ export class ProviderBVerifier {
   }
 
   private async fetchToken(): Promise<string> {
-    this.tokenFetches++
     this.token = null
     const basic = Buffer.from(`${this.opts.clientId}:${this.opts.clientSecret}`).toString('base64')
     let res: Response

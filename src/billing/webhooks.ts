@@ -18,9 +18,6 @@ export interface MappedEvent {
 export type WebhookOutcome = 'processed' | 'ignored' | 'unknown_workspace' | 'duplicate'
 
 /** A verified event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
-// Drizzle's postgres-js driver turns off postgres.js' own JSON serialiser on the shared pool:
-// JSON goes in as text with a ::jsonb cast.
-
 export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
 export const dependencyUnavailable = (message: string) =>
   new AppError(503, 'DEPENDENCY_UNAVAILABLE', message, { 'retry-after': '30' })
@@ -63,6 +60,8 @@ export async function processWebhook(
         const found = ref ? await tx`SELECT 1 FROM workspaces WHERE id = ${ref}` : []
         result = found.length ? 'processed' : 'unknown_workspace'
       }
+      // Drizzle's postgres-js driver turns off postgres.js' JSON serialiser on the shared pool:
+      // the payload goes in as text with a ::jsonb cast.
       const claimed = await tx`
         INSERT INTO webhook_events (provider, event_id, type, workspace_id, outcome, occurred_at, payload)
         VALUES (${provider}, ${event.eventId}, ${event.type}, ${result === 'unknown_workspace' ? null : ref},
