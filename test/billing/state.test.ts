@@ -83,6 +83,24 @@ t.test('subscription state, ordering, ledger and exactly-once', async (t) => {
     ])
   })
 
+  await t.test('provider B: capture denied and capture refunded', async (t) => {
+    const ws = await seedWorkspace(app)
+    const at = (s: number) => new Date((base + s) * 1000).toISOString()
+    const r = (extra: Record<string, unknown>) => ({ custom_id: ws.workspaceId, ...extra })
+    const denied = eventB('PAYMENT.CAPTURE.DENIED', r({ id: 'CAP-D', amount: { value: '10.00', currency_code: 'CAD' } }), { createTime: at(10) })
+    const completed = eventB('PAYMENT.CAPTURE.COMPLETED', r({ id: 'CAP-OK', amount: { value: '10.00', currency_code: 'CAD' } }), { createTime: at(20) })
+    const refunded = eventB('PAYMENT.CAPTURE.REFUNDED', r({ id: 'REF-C', amount: { value: '2.50', currency_code: 'CAD' } }), { createTime: at(30) })
+    t.equal((await postB(app, denied)).statusCode, 200)
+    t.match(await subscription(ws.workspaceId), { status: 'past_due' })
+    for (const body of [completed, refunded, refunded]) t.equal((await postB(app, body)).statusCode, 200)
+    t.match(await subscription(ws.workspaceId), { status: 'active' })
+    t.same(await ledger(ws.workspaceId), [
+      { provider: 'provider-b', kind: 'failure', amount: 1000, currency: 'CAD', object: 'CAP-D' },
+      { provider: 'provider-b', kind: 'payment', amount: 1000, currency: 'CAD', object: 'CAP-OK' },
+      { provider: 'provider-b', kind: 'refund', amount: 250, currency: 'CAD', object: 'REF-C' },
+    ])
+  })
+
   await t.test('the ledger has one row per provider object and kind', async (t) => {
     const ws = await seedWorkspace(app)
     const meta = { workspaceId: ws.workspaceId }
