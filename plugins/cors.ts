@@ -35,7 +35,7 @@ export default fp(
         const isOpen = open.some((r) => r.method === method && r.pattern.test(path))
         const origin = req.headers.origin
         cb(null, {
-          origin: isOpen ? '*' : origin !== undefined && allowed.has(origin),
+          origin: isOpen ? true : origin !== undefined && allowed.has(origin),
           methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
           allowedHeaders: ['authorization', 'content-type', 'x-workspace-id', 'x-visitor-session', 'x-channel-token'],
           exposedHeaders: ['Content-Disposition', 'Retry-After', 'x-request-id'],

@@ -60,6 +60,9 @@ export async function buildApp(opts: BuildOptions = {}) {
   await app.register(autoload, {
     dir: fileURLToPath(new URL('../routes', import.meta.url)),
     dirNameRoutePrefix: true,
+    // Every file in a folder serves the folder's prefix. Autoload's default would load only
+    // index.ts when a folder has one, silently dropping its siblings.
+    indexPattern: /(?!)/,
     ignorePattern: /\.(test|spec)\./,
   })
   return app

@@ -1,0 +1,82 @@
+import type { Sql } from 'postgres'
+import { iso } from '../time.js'
+import type { CursorCodec } from './cursor.js'
+import { badRequest } from '../errors.js'
+
+export interface SubscriptionView {
+  status: 'none' | 'active' | 'past_due' | 'canceled'
+  provider: string | null
+  plan: string | null
+  currentPeriodEnd: string | null
+  updatedAt: string | null
+}
+
+export async function getSubscription(sql: Sql, workspaceId: string): Promise<SubscriptionView> {
+  const [row] = await sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; current_period_end: string | null; updated_at: string }[]>`
+    SELECT status, provider, plan, current_period_end, updated_at FROM subscriptions WHERE workspace_id = ${workspaceId}`
+  if (!row) return { status: 'none', provider: null, plan: null, currentPeriodEnd: null, updatedAt: null }
+  return {
+    status: row.status,
+    provider: row.provider,
+    plan: row.plan,
+    currentPeriodEnd: iso(row.current_period_end),
+    updatedAt: iso(row.updated_at),
+  }
+}
+
+export interface PaymentView {
+  id: string
+  provider: 'provider-a' | 'provider-b'
+  kind: 'payment' | 'refund' | 'failure'
+  amount: number
+  currency: string
+  providerObjectId: string
+  occurredAt: string
+}
+
+const LIST = 'billing.payments'
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const PG_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/
+
+/**
+ * The ledger, newest first: keyset on (occurred_at, id) descending, served by
+ * payments_workspace_idx (workspace_id, occurred_at, id) read backwards. The cursor keeps the
+ * timestamp as Postgres text, so microseconds survive between pages.
+ */
+export async function listPayments(
+  sql: Sql,
+  codec: CursorCodec,
+  workspaceId: string,
+  limit: number,
+  cursor?: string,
+): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
+  let after: { v: string; id: string } | null = null
+  if (cursor) {
+    const c = codec.decode<{ v?: unknown; id?: unknown; w?: unknown }>(LIST, cursor)
+    if (typeof c.v !== 'string' || !PG_TS.test(c.v) || typeof c.id !== 'string' || !UUID.test(c.id) || c.w !== workspaceId) {
+      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+    }
+    after = { v: c.v, id: c.id }
+  }
+  const rows = await sql<{ id: string; provider: PaymentView['provider']; kind: PaymentView['kind']; amount: string; currency: string; provider_object_id: string; occurred_at: string }[]>`
+    SELECT id, provider, kind, amount, currency, provider_object_id, occurred_at
+    FROM payments
+    WHERE workspace_id = ${workspaceId}
+      ${after ? sql`AND (occurred_at, id) < (${after.v}::timestamptz, ${after.id}::uuid)` : sql``}
+    ORDER BY occurred_at DESC, id DESC
+    LIMIT ${limit + 1}`
+  const page = rows.slice(0, limit)
+  const last = page[page.length - 1]
+  return {
+    data: page.map((r) => ({
+      id: r.id,
+      provider: r.provider,
+      kind: r.kind,
+      amount: Number(r.amount),
+      currency: r.currency,
+      providerObjectId: r.provider_object_id,
+      occurredAt: iso(r.occurred_at),
+    })),
+    nextCursor: rows.length > limit && last ? codec.encode(LIST, { v: last.occurred_at, id: last.id, w: workspaceId }) : null,
+  }
+}

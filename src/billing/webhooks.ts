@@ -1,0 +1,89 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Sql } from 'postgres'
+import { AppError, badRequest } from '../errors.js'
+import { applyOperation, type Operation, type Provider } from './operations.js'
+
+/** What a provider module makes of a verified event. */
+export interface MappedEvent {
+  eventId: string
+  type: string
+  /** ISO time of the event (null only for types that are not handled). */
+  occurredAt: string | null
+  /** The workspace the event names, as sent (checked against the database). */
+  workspaceRef: string | null
+  /** null: a type Parley does not handle (recorded and acknowledged). */
+  operations: Operation[] | null
+}
+
+export type WebhookOutcome = 'processed' | 'ignored' | 'unknown_workspace' | 'duplicate'
+
+/** A verified event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
+export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
+export const dependencyUnavailable = (message: string) =>
+  new AppError(503, 'DEPENDENCY_UNAVAILABLE', message, { 'retry-after': '30' })
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * Errors that mean "the database is not there right now" rather than "this statement is wrong":
+ * postgres.js connection errors, connection exceptions (08), resources (53), operator
+ * intervention such as an admin shutdown (57), and serialization failures / deadlocks (40).
+ */
+export function isDependencyError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code
+  if (typeof code !== 'string') return false
+  if (/^(CONNECTION_|CONNECT_TIMEOUT|ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN)/.test(code)) return true
+  return /^(08|53|57|40)[0-9A-Z]{3}$/.test(code)
+}
+
+/**
+ * Exactly-once processing. One transaction: claim the event id (INSERT ... ON CONFLICT DO
+ * NOTHING RETURNING), then run its operations. A duplicate finds the id taken and changes
+ * nothing; a concurrent duplicate waits on the primary key until the first commits (then sees
+ * the conflict) or rolls back (then processes it itself). Any error rolls back the claim with
+ * the effects, so the provider's retry processes the event; the answer is then 503 (database
+ * unavailable) or 500 (anything else), never 200.
+ */
+export async function processWebhook(
+  sql: Sql,
+  log: FastifyBaseLogger,
+  provider: Provider,
+  event: MappedEvent,
+  payload: unknown,
+): Promise<WebhookOutcome> {
+  const ref = event.workspaceRef && UUID.test(event.workspaceRef) ? event.workspaceRef.toLowerCase() : null
+  let outcome: WebhookOutcome
+  try {
+    outcome = await sql.begin(async (tx) => {
+      let result: WebhookOutcome = 'ignored'
+      if (event.operations) {
+        const found = ref ? await tx`SELECT 1 FROM workspaces WHERE id = ${ref}` : []
+        result = found.length ? 'processed' : 'unknown_workspace'
+      }
+      // Drizzle's postgres-js driver turns off postgres.js' JSON serialiser on the shared pool:
+      // the payload goes in as text with a ::jsonb cast.
+      const claimed = await tx`
+        INSERT INTO webhook_events (provider, event_id, type, workspace_id, outcome, occurred_at, payload)
+        VALUES (${provider}, ${event.eventId}, ${event.type}, ${result === 'unknown_workspace' ? null : ref},
+                ${result}, ${event.occurredAt}::timestamptz, ${JSON.stringify(payload)}::jsonb)
+        ON CONFLICT (provider, event_id) DO NOTHING
+        RETURNING 1`
+      if (claimed.length === 0) return 'duplicate' as const
+      if (result === 'processed' && ref && event.occurredAt) {
+        const ctx = { provider, eventId: event.eventId, workspaceId: ref, occurredAt: event.occurredAt }
+        for (const op of event.operations ?? []) await applyOperation(tx, ctx, op)
+      }
+      return result
+    })
+  } catch (err) {
+    if (isDependencyError(err)) {
+      log.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code }, provider, eventId: event.eventId }, 'webhook not stored: database unavailable')
+      throw dependencyUnavailable('Billing storage is unavailable; retry later')
+    }
+    throw err
+  }
+  const fields = { provider, eventId: event.eventId, type: event.type, outcome }
+  if (outcome === 'unknown_workspace') log.warn({ ...fields, workspaceRef: event.workspaceRef?.slice(0, 100) }, 'webhook for an unknown workspace recorded')
+  else log.info(fields, `webhook ${outcome}`)
+  return outcome
+}
