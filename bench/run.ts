@@ -306,6 +306,7 @@ async function main() {
 
   // 4. Scenarios.
   const runTag = `${stamp}_${process.pid}`
+  const billingWorkspaces = [...meta.seed.workspaces.map((w) => w.id), ...(meta.seed.billingOnlyWorkspaces ?? [])]
   let seq = 0
   const scenarios: Scenario[] = [
     { id: 'health', label: 'GET /health', kind: 'read', method: 'GET', path: '/health' },
@@ -388,6 +389,9 @@ async function main() {
       vary: (req) => {
         const n = ++seq
         const t = Math.floor(Date.now() / 1000)
+        // Events for random customers, as a provider sends them (50 concurrent events for one
+        // workspace would all queue on its subscription row).
+        const ws = billingWorkspaces[Math.floor(Math.random() * billingWorkspaces.length)]
         const body = JSON.stringify({
           id: `evt_bench_${runTag}_${n}`,
           type: 'invoice.paid',
@@ -399,8 +403,8 @@ async function main() {
               amount_paid: 1999,
               currency: 'usd',
               customer: 'cus_bench',
-              subscription: `sub_bench_${largest.id.slice(0, 8)}`,
-              metadata: { workspaceId: largest.id },
+              subscription: `sub_bench_${ws.slice(0, 8)}`,
+              metadata: { workspaceId: ws },
             },
           },
         })

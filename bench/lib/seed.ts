@@ -26,6 +26,8 @@ export interface SeedResult {
   messages: number
   guests: number
   rareTokenMessages: number
+  /** Workspaces with no conversations: customers whose billing events the webhook scenario sends. */
+  billingOnlyWorkspaces: string[]
   timings: Record<string, number>
 }
 
@@ -166,6 +168,10 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
     ]
     await sql`INSERT INTO members ${sql(rows)}`
   }
+
+  // Many more customers than the six with conversations: provider events arrive for all of them.
+  const billingOnlyWorkspaces = Array.from({ length: 500 }, () => rng.uuid4())
+  await sql`INSERT INTO workspaces ${sql(billingOnlyWorkspaces.map((id, i) => ({ id, name: `Tenant ${i + 1}`, created_at: ts(start - DAY, i) })))}`
 
   // Bulk tables: drop secondary indexes and foreign keys, stream all three with COPY at once.
   const bulkTables = ['guests', 'conversations', 'messages', 'assignment_history', 'unread_counters']
@@ -318,6 +324,7 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
     messages: messageRows,
     guests: G.rows,
     rareTokenMessages,
+    billingOnlyWorkspaces,
     timings,
   }
 }
