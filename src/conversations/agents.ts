@@ -12,6 +12,21 @@ export interface AvailableAgent {
 
 const RANK: Record<PresenceStatus, number> = { online: 0, away: 1, offline: 2 }
 
+/** Active members with their OPEN assigned conversations, counted by one grouped query. */
+export function agentsQuery(sql: Sql, workspaceId: string) {
+  return sql`
+    SELECT m.user_id AS "userId", m.name, COALESCE(a.n, 0)::int AS "openAssigned"
+    FROM members m
+    LEFT JOIN (
+      SELECT assigned_agent_id, count(*) AS n
+      FROM conversations
+      WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND status = 'OPEN'
+        AND assigned_agent_id IS NOT NULL
+      GROUP BY assigned_agent_id
+    ) a ON a.assigned_agent_id = m.user_id
+    WHERE m.workspace_id = ${workspaceId} AND m.status = 'active'`
+}
+
 /**
  * The workspace's active members with their presence and the number of OPEN conversations
  * assigned to each (one grouped query over conv_open_unread_idx). Online first, then away, then
@@ -25,17 +40,7 @@ export async function availableAgents(
   workspaceId: string,
   log: FastifyBaseLogger,
 ): Promise<AvailableAgent[]> {
-  const rows = await sql<{ userId: string; name: string; openAssigned: number }[]>`
-    SELECT m.user_id AS "userId", m.name, COALESCE(a.n, 0)::int AS "openAssigned"
-    FROM members m
-    LEFT JOIN (
-      SELECT assigned_agent_id, count(*) AS n
-      FROM conversations
-      WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND status = 'OPEN'
-        AND assigned_agent_id IS NOT NULL
-      GROUP BY assigned_agent_id
-    ) a ON a.assigned_agent_id = m.user_id
-    WHERE m.workspace_id = ${workspaceId} AND m.status = 'active'`
+  const rows = (await agentsQuery(sql, workspaceId)) as unknown as { userId: string; name: string; openAssigned: number }[]
   let presence: Record<string, PresenceStatus> = {}
   try {
     presence = await readPresence(redis, redisPrefix, workspaceId, rows.map((r) => r.userId))
