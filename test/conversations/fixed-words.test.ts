@@ -18,7 +18,10 @@ t.test('fixed words are never read as a conversation :id', async (t) => {
   if (!real) {
     await app.register(
       async (scope) => {
-        scope.get('/:id', { config: { access: 'public' } }, async (_req, reply) => reply.code(418).send({ standIn: true }))
+        // As the core declares it: members or the conversation's visitor (so CORS-open).
+        scope.get('/:id', { config: { access: { member: 'conversations:read', visitor: true } } }, async (_req, reply) =>
+          reply.code(418).send({ standIn: true }),
+        )
       },
       { prefix: '/conversations' },
     )
@@ -50,6 +53,24 @@ t.test('fixed words are never read as a conversation :id', async (t) => {
   } else {
     t.equal(byId.statusCode, 418, 'a uuid still reaches the :id route')
   }
+  // CORS follows the route that answers: the member-only lists do not inherit the open CORS of
+  // the visitor-callable `/:id` pattern.
+  const foreignOrigin = 'https://evil.example'
+  for (const url of ['/conversations/Myconversation', '/conversations/closed', '/conversations/available-agents']) {
+    const res = await app.inject({ url, headers: { ...ws.agent.headers, origin: foreignOrigin } })
+    t.equal(res.headers['access-control-allow-origin'], undefined, `${url}: no CORS for a foreign origin`)
+    const pre = await app.inject({
+      method: 'OPTIONS',
+      url,
+      headers: { origin: foreignOrigin, 'access-control-request-method': 'GET' },
+    })
+    t.equal(pre.headers['access-control-allow-origin'], undefined, `${url}: preflight refused for a foreign origin`)
+    const app_ = await app.inject({ url, headers: { ...ws.agent.headers, origin: 'http://localhost:5173' } })
+    t.equal(app_.headers['access-control-allow-origin'], 'http://localhost:5173', `${url}: the agent app's origin is allowed`)
+  }
+  const openOne = await app.inject({ url: `/conversations/${c!.id}`, headers: { ...ws.agent.headers, origin: foreignOrigin } })
+  t.ok(openOne.headers['access-control-allow-origin'], 'the visitor-callable :id route stays open to any origin')
+
   // Words close to the fixed ones are not the fixed ones.
   const near = await app.inject({ url: '/conversations/myconversation', headers: ws.agent.headers })
   t.not(near.statusCode, 200)
