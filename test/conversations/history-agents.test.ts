@@ -168,3 +168,20 @@ t.test('GET /conversations/available-agents', async (t) => {
     t.notOk(theirs.body.includes(bea.userId))
   })
 })
+
+t.test('available-agents still answers when presence cannot be read (everyone offline)', async (t) => {
+  const { app, redisPrefix } = await build(t, { captureLogs: true })
+  const ws = await seedWorkspace(app)
+  await app.redis.zadd(presenceKeys.sockets(redisPrefix, ws.workspaceId, ws.agent.userId), Date.now() + 60_000, 'gw1:s')
+  const before = await app.inject({ url: '/conversations/available-agents', headers: ws.agent.headers })
+  t.equal(before.json().data[0].presence, 'online')
+  // Redis gone (commands fail at once: no offline queue); reconnects later by itself.
+  app.redis.disconnect(true)
+  t.not(app.redis.status, 'ready', 'redis is down for the next request')
+  const res = await app.inject({ url: '/conversations/available-agents', headers: ws.agent.headers })
+  t.equal(res.statusCode, 200)
+  t.same(res.json().data.map((a: any) => a.presence), ['offline', 'offline', 'offline'])
+  // Let it reconnect so the app closes cleanly.
+  for (let i = 0; i < 100 && app.redis.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50))
+  t.equal(app.redis.status, 'ready')
+})
