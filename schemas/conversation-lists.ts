@@ -36,7 +36,7 @@ export const ClosedListQuery = Type.Object(
 export const HistoryQuery = Type.Object({ limit: Limit, cursor: Type.Optional(Cursor) }, { additionalProperties: false })
 
 /** Any string: a malformed guest id is a 404 like an unknown one (ids cannot be probed). */
-export const HistoryParams = Type.Object({ guestId: Type.String({ maxLength: 100 }) })
+export const HistoryParams = Type.Object({ guestId: Type.String() })
 
 export const ConversationPage = CursorPage(Conversation)
 
@@ -51,8 +51,8 @@ export const AvailableAgents = Type.Object({
   ),
 })
 
-/** Public (anonymous) views. */
-export const PublicParams = Type.Object({ id: Type.String({ maxLength: 100 }) })
+/** Public (anonymous) views. Any string: a malformed id is 404 like an unknown one. */
+export const PublicParams = Type.Object({ id: Type.String() })
 
 export const PublicStatus = Type.Object({ id: Uuid, deleted: Type.Boolean(), status: ConversationStatus })
 

@@ -71,7 +71,8 @@ export interface Resolved {
   status?: 'OPEN' | 'RESOLVED' | 'CLOSED'
 }
 
-function resolve(kind: ListKind, caller: ListCaller, q: ListQuery): Resolved {
+/** The list's effective parameters (defaults applied). */
+export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): Resolved {
   const sortBy = q.sortBy ?? (kind === 'closed' ? 'closedAt' : 'lastMessageAt')
   if (sortBy === 'closedAt' && kind !== 'closed') throw badRequest("field 'sortBy' in querystring must be lastMessageAt, createdAt or updatedAt")
   return {
@@ -168,10 +169,6 @@ function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: str
   return at.pinned ? [{ pinned: true, after }, { pinned: false }] : [{ pinned: false, after }]
 }
 
-export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): Resolved {
-  return resolve(kind, caller, q)
-}
-
 /** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
 export async function listConversations(
   sql: Sql,
@@ -180,7 +177,7 @@ export async function listConversations(
   caller: ListCaller,
   q: ListQuery,
 ): Promise<Page<ConversationView>> {
-  const r = resolve(kind, caller, q)
+  const r = resolveList(kind, caller, q)
   const params = cursorParams(r)
   const at = q.cursor ? decodeKey(codec, q.cursor, params, pinnedFirst(kind)) : undefined
   const want = q.limit + 1 // one more than the page tells whether another page exists

@@ -76,7 +76,7 @@ t.test('GET /conversations/guest/:guestId/history', async (t) => {
     const crossTenant = await app.inject({ url: url(otto.guestId), headers: ws.agent.headers })
     t.equal(crossTenant.statusCode, 404)
     t.equal(crossTenant.json().code, 'GUEST_NOT_FOUND')
-    for (const id of ['00000000-0000-7000-8000-000000000000', 'not-a-uuid', "1' OR '1'='1", '%00']) {
+    for (const id of ['00000000-0000-7000-8000-000000000000', 'not-a-uuid', 'x'.repeat(300), "1' OR '1'='1", '%00']) {
       const res = await app.inject({ url: url(encodeURIComponent(id)), headers: ws.agent.headers })
       t.equal(res.statusCode, 404, id)
     }

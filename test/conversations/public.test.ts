@@ -59,7 +59,7 @@ t.test('public conversation status routes', async (t) => {
   })
 
   t.test('unknown and malformed ids are 404, never 500', async (t) => {
-    const ids = ['01900000-0000-7000-8000-000000000000', 'nope', '12345', "x' OR '1'='1", '%27%3B--', 'a'.repeat(90), `${open!.id}x`]
+    const ids = ['01900000-0000-7000-8000-000000000000', 'nope', '12345', "x' OR '1'='1", '%27%3B--', 'a'.repeat(90), 'b'.repeat(300), `${open!.id}x`]
     for (const id of ids) {
       for (const what of ['status', 'agent', 'meta']) {
         const res = await get(`/api/public/conversations/${id}/${what}`)
