@@ -6,6 +6,7 @@ import {
   BASE_US,
   insertChannel,
   insertConversations,
+  insertGuest,
   referenceOrder,
   type SeedConversation,
   type SeededConversation,
@@ -29,6 +30,8 @@ const PATH: Record<Kind, string> = { open: '/conversations', mine: '/conversatio
 interface Who {
   ws: SeededWorkspace
   secondChannel: string
+  /** Two guests of the workspace; rows belong to one or the other. */
+  guests: [string, string]
 }
 
 const convArb = fc.record({
@@ -41,13 +44,15 @@ const convArb = fc.record({
   assignee: fc.constantFrom<null | 'agent' | 'admin'>(null, 'agent', 'admin'),
   unreadCount: fc.constantFrom(0, 0, 1, 3),
   second: fc.boolean(),
+  guest: fc.constantFrom<0 | 1>(0, 1),
   deleted: fc.integer({ min: 0, max: 9 }).map((n) => n < 2),
 })
 type ConvData = ReturnType<(typeof convArb)['generate']>['value']
 
 /** The generated data as a seed row of the workspace under test. */
-function toSpec(c: ConvData, { ws, secondChannel }: Who): SeedConversation {
+function toSpec(c: ConvData, { ws, secondChannel, guests }: Who): SeedConversation {
   return {
+    guestId: guests[c.guest],
     lastMessageAt: c.lastMessageAt,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
@@ -155,10 +160,14 @@ t.test('walking all pages returns every matching row exactly once, in reference 
   let current: Who | undefined
   let runs = 0
   await fc.assert(
-    fc.asyncProperty(fc.array(convArb, { maxLength: 30 }), fc.array(queryArb, { minLength: 1, maxLength: 3 }), async (makers, queries) => {
+    fc.asyncProperty(
+      fc.array(convArb, { maxLength: 30 }),
+      fc.array(queryArb, { minLength: 1, maxLength: 3 }),
+      fc.integer({ min: 1, max: 6 }),
+      async (makers, queries, historyLimit) => {
       runs++
       const ws = await seedWorkspace(app, `P${runs}`)
-      current = { ws, secondChannel: await insertChannel(app, ws.workspaceId) }
+      current = { ws, secondChannel: await insertChannel(app, ws.workspaceId), guests: [await insertGuest(app, ws), await insertGuest(app, ws)] }
       const rows = await insertConversations(app, ws, makers.map((m) => toSpec(m, current!)))
       for (const q of queries) {
         const { sortBy, sortOrder } = effectiveSort(q)
@@ -168,6 +177,25 @@ t.test('walking all pages returns every matching row exactly once, in reference 
         if (JSON.stringify(got) !== JSON.stringify(expected)) {
           throw new Error(`order mismatch for ${JSON.stringify(q)}\n got ${got.join(',')}\nwant ${expected.join(',')}`)
         }
+      }
+      // The guest history: that guest's live rows of any status, newest createdAt first.
+      const guestId = current.guests[0]
+      const wantHistory = referenceOrder(rows.filter((c) => c.guestId === guestId && c.deletedAt === null), 'createdAt', 'desc', false).map((c) => c.id)
+      const gotHistory: string[] = []
+      let cursor: string | null = null
+      for (let page = 0; page <= rows.length + 1; page++) {
+        const res = await app.inject({
+          url: `/conversations/guest/${guestId}/history?limit=${historyLimit}${cursor ? `&cursor=${cursor}` : ''}`,
+          headers: ws.agent.headers,
+        })
+        if (res.statusCode !== 200) throw new Error(`history -> ${res.statusCode} ${res.body}`)
+        const body = res.json() as { data: { id: string }[]; nextCursor: string | null }
+        gotHistory.push(...body.data.map((d) => d.id))
+        cursor = body.nextCursor
+        if (!cursor) break
+      }
+      if (JSON.stringify(gotHistory) !== JSON.stringify(wantHistory)) {
+        throw new Error(`history mismatch\n got ${gotHistory.join(',')}\nwant ${wantHistory.join(',')}`)
       }
     }),
     { numRuns: 50, seed: process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined },
@@ -187,7 +215,7 @@ t.test('rows added between page fetches cause no skip and no duplicate of existi
       async (makers, newMakers, q) => {
         runs++
         const ws = await seedWorkspace(app, `I${runs}`)
-        current = { ws, secondChannel: await insertChannel(app, ws.workspaceId) }
+        current = { ws, secondChannel: await insertChannel(app, ws.workspaceId), guests: [await insertGuest(app, ws), await insertGuest(app, ws)] }
         const rows = await insertConversations(app, ws, makers.map((m) => toSpec(m, current!)))
         const { sortBy, sortOrder } = effectiveSort(q)
         const expected = referenceOrder(rows.filter((c) => matches(c, q, current!)), sortBy, sortOrder, q.kind !== 'closed').map((c) => c.id)
