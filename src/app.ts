@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import autoload from '@fastify/autoload'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
+import { trustProxy } from './config.js'
 import { loggerOptions } from './logger.js'
 import authPlugin from '../plugins/auth.js'
 import configPlugin from '../plugins/config.js'
@@ -33,7 +34,7 @@ export async function buildApp(opts: BuildOptions = {}) {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
-    trustProxy: true,
+    trustProxy: trustProxy(env.TRUST_PROXY), // validated with the rest by the config plugin
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: {
       customOptions: {

@@ -10,6 +10,12 @@ export const ConfigSchema = Type.Object({
   NODE_ENV: Type.String({ default: 'production' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ default: '0.0.0.0' }),
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client address (rate limits, logs):
+   * 'false' (none: the socket's peer), 'true' (all: only behind a proxy that overwrites it), or a
+   * comma-separated list of proxy addresses / CIDRs (the ingress). Fastify refuses hop counts.
+   */
+  TRUST_PROXY: Type.String({ pattern: '^(true|false|[0-9a-fA-F:.,/ ]*[.:][0-9a-fA-F:.,/ ]*)$', default: 'false' }),
   GATEWAY_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3001 }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/parley' }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
@@ -84,6 +90,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError(describeConfigError(err))
   }
+}
+
+/** TRUST_PROXY as Fastify's trustProxy option. */
+export function trustProxy(value: string | undefined): boolean | string {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  return value
 }
 
 /** Origins allowed on member-only routes: CORS_ORIGINS, else APP_URL's origin. */

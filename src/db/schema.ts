@@ -139,9 +139,12 @@ export const conversations = pgTable(
       index('conv_mine_last_msg_idx').on(t.workspaceId, t.assignedAgentId, t.pinned, t.lastMessageAt, t.id).where(live),
       index('conv_mine_created_idx').on(t.workspaceId, t.assignedAgentId, t.pinned, t.createdAt, t.id).where(live),
       index('conv_mine_updated_idx').on(t.workspaceId, t.assignedAgentId, t.pinned, t.updatedAt, t.id).where(live),
-      // serves: GET /conversations/closed
-      index('conv_closed_closed_idx').on(t.workspaceId, t.closedAt, t.id).where(closed),
+      // serves: GET /conversations/closed, one per sortBy. closed_at may be null on legacy CLOSED
+      // imports: it sorts as -infinity (oldest), the same expression in the index and the query.
+      index('conv_closed_closed_idx').on(t.workspaceId, sql`COALESCE(${t.closedAt}, '-infinity'::timestamptz)`, t.id).where(closed),
       index('conv_closed_last_msg_idx').on(t.workspaceId, t.lastMessageAt, t.id).where(closed),
+      index('conv_closed_created_idx').on(t.workspaceId, t.createdAt, t.id).where(closed),
+      index('conv_closed_updated_idx').on(t.workspaceId, t.updatedAt, t.id).where(closed),
       // serves: GET /conversations/guest/:guestId/history
       index('conv_guest_idx').on(t.guestId, t.createdAt, t.id).where(live),
       // serves: counts/reconcile and available-agents' openAssigned

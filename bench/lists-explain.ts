@@ -1,0 +1,148 @@
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of every conversation-list query, as the routes build them, on a
+ * seeded database: 200k conversations in one workspace (plus 50k in another). Writes the plans to
+ * bench/results/lists-explain.txt and fails if any plan sorts or scans the table sequentially.
+ *
+ *   node --import tsx bench/lists-explain.ts          (EXPLAIN_DB=name to keep/reuse the database)
+ */
+import { writeFileSync } from 'node:fs'
+import postgres from 'postgres'
+import { runMigrations } from '../src/db/migrate.js'
+import { agentsQuery } from '../src/conversations/agents.js'
+import { guestHistoryQuery, resolveList, sectionQuery, type ListQuery } from '../src/conversations/lists.js'
+
+const ADMIN = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const NAME = process.env.EXPLAIN_DB ?? 'parley_lists_explain'
+const N = Number(process.env.EXPLAIN_ROWS ?? 200_000)
+const url = new URL(ADMIN)
+url.pathname = `/${NAME}`
+
+const WS = '11111111-1111-4111-8111-111111111111'
+const WS2 = '22222222-2222-4222-8222-222222222222'
+const HEAVY_GUEST = '33333333-3333-4333-8333-333333333333'
+
+async function seed(sql: postgres.Sql) {
+  await sql`INSERT INTO workspaces (id, name) VALUES (${WS}, 'Big'), (${WS2}, 'Other')`
+  await sql`INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
+    SELECT md5('c' || i)::uuid, CASE WHEN i < 5 THEN ${WS}::uuid ELSE ${WS2}::uuid END, 'ch' || i, 'ct' || i, 'is' || i
+    FROM generate_series(0, 5) i`
+  await sql`INSERT INTO members (workspace_id, user_id, name, email, role)
+    SELECT ${WS}, 'agent-' || i, 'Agent ' || i, 'a' || i || '@x.test', 'agent' FROM generate_series(1, 20) i`
+  await sql`INSERT INTO guests (id, workspace_id, channel_id, name, email)
+    SELECT md5('g' || i)::uuid, ${WS}, md5('c' || (i % 5))::uuid, 'Guest ' || i, 'g' || i || '@x.test'
+    FROM generate_series(0, 49999) i`
+  await sql`INSERT INTO guests (id, workspace_id, channel_id, name, email) VALUES (${HEAVY_GUEST}, ${WS}, md5('c0')::uuid, 'Heavy', 'h@x.test')`
+  await sql`INSERT INTO guests (id, workspace_id, channel_id, name, email)
+    SELECT md5('o' || i)::uuid, ${WS2}, md5('c5')::uuid, 'Other ' || i, 'o' || i || '@x.test' FROM generate_series(0, 9999) i`
+  // Times spread over a year with microseconds; ~2% pinned, 60% OPEN, 70% assigned, 3% deleted.
+  await sql`
+    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, status, pinned, assigned_agent_id, unread_count,
+      last_message_at, created_at, updated_at, closed_at, deleted_at)
+    SELECT gen_random_uuid(), ${WS}, md5('c' || (i % 50000 % 5))::uuid,
+      CASE WHEN i % 400 = 0 THEN ${HEAVY_GUEST}::uuid ELSE md5('g' || (i % 50000))::uuid END,
+      s.status, random() < 0.02,
+      CASE WHEN random() < 0.7 THEN 'agent-' || (1 + floor(random() * 20))::int END,
+      CASE WHEN random() < 0.3 THEN 1 + floor(random() * 5)::int ELSE 0 END,
+      t.created + t.age / 2, t.created, t.created + t.age,
+      CASE WHEN s.status <> 'OPEN' AND random() < 0.98 THEN t.created + t.age END,
+      CASE WHEN random() < 0.03 THEN t.created + t.age END
+    FROM generate_series(1, ${N}) i
+    CROSS JOIN LATERAL (SELECT CASE WHEN random() < 0.6 THEN 'OPEN' WHEN random() < 0.9 THEN 'RESOLVED' ELSE 'CLOSED' END || '' AS status, i AS k) s
+    CROSS JOIN LATERAL (SELECT now() - random() * interval '365 days' AS created, random() * interval '10 days' AS age, i AS k) t`
+  await sql`
+    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, status, pinned, assigned_agent_id, last_message_at, created_at, updated_at)
+    SELECT gen_random_uuid(), ${WS2}, md5('c5')::uuid, md5('o' || (i % 10000))::uuid, 'OPEN', random() < 0.02, 'agent-1', t, t, t
+    FROM generate_series(1, ${N / 4}) i, LATERAL (SELECT now() - random() * interval '365 days' AS t, i AS k) x`
+  // What autovacuum does on a live database: statistics and the visibility map (index-only scans).
+  await sql`VACUUM ANALYZE`
+}
+
+async function main() {
+  const admin = postgres(ADMIN, { max: 1, onnotice: () => {} })
+  const [exists] = await admin`SELECT 1 FROM pg_database WHERE datname = ${NAME}`
+  const fresh = !exists || !process.env.EXPLAIN_DB
+  if (fresh) {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${NAME} WITH (FORCE)`)
+    await admin.unsafe(`CREATE DATABASE ${NAME}`)
+  }
+  await admin.end()
+  if (fresh) await runMigrations(url.toString(), { createDatabase: false })
+  const sql = postgres(url.toString(), { max: 1, onnotice: () => {}, connection: { TimeZone: 'UTC' } })
+  if (fresh) {
+    const t0 = Date.now()
+    await seed(sql)
+    console.log(`seeded ${N} + ${N / 4} conversations in ${Date.now() - t0} ms`)
+  }
+
+  // Cursor positions half-way through each list, taken from the data.
+  const mid = async (where: string, col: string, dir: 'ASC' | 'DESC') => {
+    const [row] = await sql.unsafe(
+      `SELECT ${col}::text AS t, id::text AS id FROM conversations c WHERE c.workspace_id = '${WS}' AND c.deleted_at IS NULL AND ${where}
+       ORDER BY ${col} ${dir}, id ${dir} OFFSET 40000 LIMIT 1`,
+    )
+    return { t: row!.t as string, id: row!.id as string }
+  }
+  const caller = { workspaceId: WS, userId: 'agent-7' }
+  const q = (over: Partial<ListQuery>): ListQuery => ({ limit: 20, ...over })
+  type Case = { name: string; query: postgres.PendingQuery<postgres.Row[]> }
+  const cases: Case[] = []
+  const list = (name: string, kind: 'open' | 'mine' | 'closed', lq: ListQuery, section: { pinned?: boolean; after?: { t: string; id: string } }) =>
+    cases.push({ name, query: sectionQuery(sql as never, resolveList(kind, caller, lq), section, 21) })
+
+  const openMidDesc = await mid("c.status = 'OPEN' AND NOT c.pinned", 'c.last_message_at', 'DESC')
+  const openMidAsc = await mid("c.status = 'OPEN' AND NOT c.pinned", 'c.created_at', 'ASC')
+  list('open, lastMessageAt desc, first page: pinned section', 'open', q({}), { pinned: true })
+  list('open, lastMessageAt desc, first page: unpinned section', 'open', q({}), { pinned: false })
+  list('open, lastMessageAt desc, cursor deep in the unpinned section', 'open', q({}), { pinned: false, after: openMidDesc })
+  list('open, createdAt asc, cursor deep in the unpinned section', 'open', q({ sortBy: 'createdAt', sortOrder: 'asc' }), { pinned: false, after: openMidAsc })
+  list('open, updatedAt desc, unpinned section', 'open', q({ sortBy: 'updatedAt' }), { pinned: false })
+  list('open, readStatus=unread + channelId, unpinned', 'open', q({ readStatus: 'unread', channelId: '' }), { pinned: false })
+  list('open, unassignedOnly, unpinned', 'open', q({ unassignedOnly: true }), { pinned: false })
+  list('mine, lastMessageAt desc, unpinned', 'mine', q({}), { pinned: false })
+  list('mine, status=OPEN, createdAt asc, unpinned', 'mine', q({ status: 'OPEN', sortBy: 'createdAt', sortOrder: 'asc' }), { pinned: false })
+  const closedMid = await mid("c.status IN ('RESOLVED','CLOSED')", "COALESCE(c.closed_at, '-infinity'::timestamptz)", 'DESC')
+  list('closed, closedAt desc (default), first page', 'closed', q({}), {})
+  list('closed, closedAt desc, cursor deep', 'closed', q({}), { after: closedMid })
+  list('closed, lastMessageAt asc', 'closed', q({ sortBy: 'lastMessageAt', sortOrder: 'asc' }), {})
+  list('closed, createdAt desc', 'closed', q({ sortBy: 'createdAt' }), {})
+  list('closed, updatedAt asc', 'closed', q({ sortBy: 'updatedAt', sortOrder: 'asc' }), {})
+  cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql as never, WS, HEAVY_GUEST, undefined, 21) })
+  cases.push({
+    name: 'available-agents openAssigned (grouped)',
+    query: agentsQuery(sql as never, WS),
+  })
+
+  // channelId filter: a real channel id.
+  const fixChannel = cases.find((c) => c.name.includes('channelId'))!
+  fixChannel.query = sectionQuery(sql as never, resolveList('open', caller, q({ readStatus: 'unread', channelId: (await sql`SELECT md5('c2')::uuid::text AS id`)[0]!.id })), { pinned: false }, 21)
+
+  let out = `# EXPLAIN (ANALYZE, BUFFERS), ${N} conversations in one workspace (+${N / 4} in another)\n`
+  let bad = 0
+  for (const mode of ['custom', 'force_generic_plan'] as const) {
+    for (const c of cases) {
+      const plan = await sql.begin(async (tx) => {
+        if (mode !== 'custom') await tx.unsafe(`SET LOCAL plan_cache_mode = ${mode}`)
+        return tx`EXPLAIN (ANALYZE, BUFFERS) ${c.query}`
+      })
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n')
+      const sorts = /\bSort\b/.test(text) && !c.name.startsWith('available-agents')
+      const seq = /Seq Scan on conversations/.test(text)
+      if (sorts || seq) bad++
+      if (mode === 'custom' || sorts || seq) out += `\n## ${c.name}${mode === 'custom' ? '' : ` [${mode}]`}${sorts ? '  !! SORT' : ''}${seq ? '  !! SEQ SCAN' : ''}\n${text}\n`
+    }
+  }
+  writeFileSync(new URL('./results/lists-explain.txt', import.meta.url), out)
+  console.log(out)
+  await sql.end()
+  if (!process.env.EXPLAIN_DB) {
+    const a = postgres(ADMIN, { max: 1, onnotice: () => {} })
+    await a.unsafe(`DROP DATABASE IF EXISTS ${NAME} WITH (FORCE)`)
+    await a.end()
+  }
+  if (bad) {
+    console.error(`${bad} plan(s) sort or scan sequentially`)
+    process.exit(1)
+  }
+}
+
+await main()

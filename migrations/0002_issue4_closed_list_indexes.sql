@@ -1,0 +1,4 @@
+DROP INDEX "conv_closed_closed_idx";--> statement-breakpoint
+CREATE INDEX "conv_closed_created_idx" ON "conversations" USING btree ("workspace_id","created_at","id") WHERE "conversations"."deleted_at" IS NULL AND "conversations"."status" IN ('RESOLVED', 'CLOSED');--> statement-breakpoint
+CREATE INDEX "conv_closed_updated_idx" ON "conversations" USING btree ("workspace_id","updated_at","id") WHERE "conversations"."deleted_at" IS NULL AND "conversations"."status" IN ('RESOLVED', 'CLOSED');--> statement-breakpoint
+CREATE INDEX "conv_closed_closed_idx" ON "conversations" USING btree ("workspace_id",COALESCE("closed_at", '-infinity'::timestamptz),"id") WHERE "conversations"."deleted_at" IS NULL AND "conversations"."status" IN ('RESOLVED', 'CLOSED');

@@ -1,0 +1,50 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errorResponses } from '../../../../schemas/common.js'
+import { PublicAgent, PublicMeta, PublicParams, PublicStatus } from '../../../../schemas/conversation-lists.js'
+import { publicAgent, publicConversation, publicMeta, publicStatus } from '../../../../src/conversations/public.js'
+
+/**
+ * Anonymous conversation status for widgets and status pages. No authentication, any origin
+ * (access 'public'); one rate-limit bucket per client address shared by the three routes
+ * (PUBLIC_RATE_LIMIT_PER_MIN, counted in Redis so replicas share it).
+ */
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  const limiter = app.rateLimit({
+    max: app.config.PUBLIC_RATE_LIMIT_PER_MIN,
+    timeWindow: 60_000,
+    keyGenerator: (request) => `public:${request.ip}`,
+  })
+  const common = {
+    config: { access: 'public' as const },
+    onRequest: limiter,
+  }
+  const errors = errorResponses(404, 429)
+
+  app.get(
+    '/:id/status',
+    {
+      ...common,
+      schema: { tags: ['public'], summary: 'Whether a conversation exists, is deleted, and its status', params: PublicParams, response: { 200: PublicStatus, ...errors } },
+    },
+    async (request) => publicStatus(await publicConversation(app.sql, request.params.id)),
+  )
+
+  app.get(
+    '/:id/agent',
+    {
+      ...common,
+      schema: { tags: ['public'], summary: "The assigned agent's display name and avatar", params: PublicParams, response: { 200: PublicAgent, ...errors } },
+    },
+    async (request) => publicAgent(await publicConversation(app.sql, request.params.id)),
+  )
+
+  app.get(
+    '/:id/meta',
+    {
+      ...common,
+      schema: { tags: ['public'], summary: 'Status, assignment and times of a conversation', params: PublicParams, response: { 200: PublicMeta, ...errors } },
+    },
+    async (request) => publicMeta(await publicConversation(app.sql, request.params.id)),
+  )
+}
+export default routes

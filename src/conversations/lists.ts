@@ -1,0 +1,231 @@
+import type { PendingQuery, Row } from 'postgres'
+import type { Sql } from '../../plugins/db.js'
+import type { CursorCodec, CursorKey, CursorParams } from '../cursor.js'
+import { badRequest } from '../errors.js'
+import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
+import type { ConversationView } from '../../schemas/conversations.js'
+
+/**
+ * The conversation lists (GET /conversations, /Myconversation, /closed, guest history), as keyset
+ * pages. Every query is one index range scan with a LIMIT (docs/lists.md maps index to query):
+ *
+ * - The sort key is (t, id), t one timestamp column, compared as a row against the cursor's
+ *   values. The cursor keeps t as the text Postgres sent (microseconds), so ties never skip rows.
+ * - "Pinned first" is served by indexes that lead with (workspace_id, pinned): the page reads the
+ *   pinned section, then the unpinned one, each a range scan in the requested direction, as two
+ *   queries (the second only when the first did not fill the page). No Sort node in either
+ *   direction, which one (pinned DESC, t ASC) index could not give.
+ */
+
+export type ListKind = 'open' | 'mine' | 'closed'
+export type SortBy = 'lastMessageAt' | 'createdAt' | 'updatedAt' | 'closedAt'
+export type SortOrder = 'asc' | 'desc'
+export type ReadStatus = 'all' | 'read' | 'unread'
+
+export interface ListQuery {
+  limit: number
+  cursor?: string
+  channelId?: string
+  unassignedOnly?: boolean
+  readStatus?: ReadStatus
+  sortBy?: SortBy
+  sortOrder?: SortOrder
+  /** Only on /Myconversation. RESOLVED and CLOSED both mean "closed" (CLOSED is the legacy spelling). */
+  status?: 'OPEN' | 'RESOLVED' | 'CLOSED'
+}
+
+export interface ListCaller {
+  workspaceId: string
+  userId: string
+}
+
+export interface Page<T> {
+  data: T[]
+  nextCursor: string | null
+}
+
+/** Whitelisted sort expressions; the same expressions are the indexes' key columns. */
+const SORT_EXPR: Record<SortBy, string> = {
+  lastMessageAt: 'c.last_message_at',
+  createdAt: 'c.created_at',
+  updatedAt: 'c.updated_at',
+  // closed_at is null on some legacy CLOSED imports: they sort as the oldest.
+  closedAt: "COALESCE(c.closed_at, '-infinity'::timestamptz)",
+}
+
+interface Section {
+  /** true / false: only that pinned value (pinned-first lists); undefined: no pinned split. */
+  pinned?: boolean
+  /** Rows strictly after this (t, id) in the list's direction. */
+  after?: { t: string; id: string }
+}
+
+export interface Resolved {
+  kind: ListKind
+  caller: ListCaller
+  sortBy: SortBy
+  sortOrder: SortOrder
+  readStatus: ReadStatus
+  unassignedOnly: boolean
+  channelId?: string
+  status?: 'OPEN' | 'RESOLVED' | 'CLOSED'
+}
+
+/** The list's effective parameters (defaults applied). */
+export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): Resolved {
+  const sortBy = q.sortBy ?? (kind === 'closed' ? 'closedAt' : 'lastMessageAt')
+  if (sortBy === 'closedAt' && kind !== 'closed') throw badRequest("field 'sortBy' in querystring must be lastMessageAt, createdAt or updatedAt")
+  return {
+    kind,
+    caller,
+    sortBy,
+    sortOrder: q.sortOrder ?? 'desc',
+    readStatus: q.readStatus ?? 'all',
+    unassignedOnly: q.unassignedOnly ?? false,
+    channelId: q.channelId?.toLowerCase(),
+    status: kind === 'mine' ? q.status : undefined,
+  }
+}
+
+/** What a cursor is bound to: a cursor presented with any other value is INVALID_CURSOR. */
+function cursorParams(r: Resolved): CursorParams {
+  return {
+    l: r.kind,
+    w: r.caller.workspaceId,
+    u: r.kind === 'mine' ? r.caller.userId : undefined,
+    s: r.sortBy,
+    o: r.sortOrder,
+    rs: r.readStatus,
+    ua: r.unassignedOnly,
+    ch: r.channelId ?? null,
+    st: r.status ?? null,
+  }
+}
+
+const pinnedFirst = (kind: ListKind) => kind !== 'closed'
+
+/**
+ * One section's query: a range scan of one list index, newest or oldest first, after the cursor.
+ * Exported (not awaited) so the EXPLAIN script plans exactly the query the route runs.
+ */
+export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): PendingQuery<Row[]> {
+  const t = sql.unsafe(SORT_EXPR[r.sortBy])
+  const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
+  const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
+  const ws = r.caller.workspaceId
+  const scope =
+    r.kind === 'open'
+      ? sql`c.status = 'OPEN'`
+      : r.kind === 'closed'
+        ? sql`c.status IN ('RESOLVED', 'CLOSED')`
+        : r.status === 'OPEN'
+          ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status = 'OPEN'`
+          : r.status
+            ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status IN ('RESOLVED', 'CLOSED')`
+            : sql`c.assigned_agent_id = ${r.caller.userId}`
+  const pinned = section.pinned === undefined ? sql`` : section.pinned ? sql`AND c.pinned = true` : sql`AND c.pinned = false`
+  const channel = r.channelId ? sql`AND c.channel_id = ${r.channelId}` : sql``
+  const unassigned = r.unassignedOnly ? sql`AND c.assigned_agent_id IS NULL` : sql``
+  const read = r.readStatus === 'read' ? sql`AND c.unread_count = 0` : r.readStatus === 'unread' ? sql`AND c.unread_count > 0` : sql``
+  const after = section.after ? sql`AND (${t}, c.id) ${cmp} (${section.after.t}::timestamptz, ${section.after.id}::uuid)` : sql``
+  return sql`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue"
+    FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL AND ${scope}
+      ${pinned} ${channel} ${unassigned} ${read} ${after}
+    ORDER BY ${t} ${dir}, c.id ${dir}
+    LIMIT ${lit(sql, limit)}`
+}
+
+/**
+ * The page size as a literal: a prepared statement's generic plan would otherwise guess the LIMIT
+ * (10% of the rows) and could trade the ordered index scan for a sort. Validated integer only.
+ */
+function lit(sql: Sql, limit: number) {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`bad limit ${limit}`)
+  return sql.unsafe(String(limit))
+}
+
+type ListRow = ConversationRecord & { sortValue: string }
+
+function decodeKey(codec: CursorCodec, cursor: string, params: CursorParams, withPinned: boolean): { pinned?: boolean; t: string; id: string } {
+  const key = codec.decode(cursor, params)
+  const invalid = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
+  if (withPinned) {
+    const [p, t, id] = key
+    if (key.length !== 3 || typeof p !== 'boolean' || typeof t !== 'string' || typeof id !== 'string') throw invalid()
+    return { pinned: p, t, id }
+  }
+  const [t, id] = key
+  if (key.length !== 2 || typeof t !== 'string' || typeof id !== 'string') throw invalid()
+  return { t, id }
+}
+
+/** The sections a page reads, in order, given where the cursor stopped. */
+function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: string }): Section[] {
+  const after = at ? { t: at.t, id: at.id } : undefined
+  if (!pinnedFirst(kind)) return [{ after }]
+  if (!at) return [{ pinned: true }, { pinned: false }]
+  return at.pinned ? [{ pinned: true, after }, { pinned: false }] : [{ pinned: false, after }]
+}
+
+/** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
+export async function listConversations(
+  sql: Sql,
+  codec: CursorCodec,
+  kind: ListKind,
+  caller: ListCaller,
+  q: ListQuery,
+): Promise<Page<ConversationView>> {
+  const r = resolveList(kind, caller, q)
+  const params = cursorParams(r)
+  const at = q.cursor ? decodeKey(codec, q.cursor, params, pinnedFirst(kind)) : undefined
+  const want = q.limit + 1 // one more than the page tells whether another page exists
+  const rows: ListRow[] = []
+  for (const section of sectionsFor(kind, at)) {
+    if (rows.length >= want) break
+    const got = (await sectionQuery(sql, r, section, want - rows.length)) as unknown as ListRow[]
+    rows.push(...got)
+  }
+  const page = rows.slice(0, q.limit)
+  const last = page[page.length - 1]
+  let nextCursor: string | null = null
+  if (rows.length > q.limit && last) {
+    const key: CursorKey = pinnedFirst(kind) ? [last.pinned, last.sortValue, last.id] : [last.sortValue, last.id]
+    nextCursor = codec.encode(params, key)
+  }
+  return { data: page.map(toConversationView), nextCursor }
+}
+
+/** That guest's conversations (any status, not deleted), newest first. */
+export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
+  const cond = after ? sql`AND (c.created_at, c.id) < (${after.t}::timestamptz, ${after.id}::uuid)` : sql``
+  return sql`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)}
+    FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${cond}
+    ORDER BY c.created_at DESC, c.id DESC
+    LIMIT ${lit(sql, limit)}`
+}
+
+export async function guestHistory(
+  sql: Sql,
+  codec: CursorCodec,
+  workspaceId: string,
+  guestId: string,
+  q: { limit: number; cursor?: string },
+): Promise<Page<ConversationView>> {
+  const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
+  const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
+  const rows = (await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)) as unknown as ConversationRecord[]
+  const page = rows.slice(0, q.limit)
+  const last = page[page.length - 1]
+  const nextCursor = rows.length > q.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
+  return { data: page.map(toConversationView), nextCursor }
+}
+
+/** Does this guest exist in the workspace? (history of an unknown guest is 404, not an empty list) */
+export async function guestExists(sql: Sql, workspaceId: string, guestId: string): Promise<boolean> {
+  const [row] = await sql`SELECT 1 FROM guests WHERE id = ${guestId} AND workspace_id = ${workspaceId}`
+  return row !== undefined
+}

@@ -1,0 +1,50 @@
+import type { Sql } from '../../plugins/db.js'
+import { conversationNotFound } from '../errors.js'
+import { iso } from '../time.js'
+import { isUuid } from './access.js'
+
+/**
+ * The anonymous status endpoints (/api/public/conversations/:id/...). They answer by id alone, so
+ * they expose only what a holder of the id may know: no e-mail, no guest or member ids. A deleted
+ * conversation still answers (deleted: true) so a widget can tell "gone" from "never existed";
+ * an id that never existed, or is not a UUID, is 404.
+ */
+interface PublicRow {
+  id: string
+  status: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  assignedAgentId: string | null
+  createdAt: string
+  lastMessageAt: string
+  deletedAt: string | null
+  agentName: string | null
+  agentAvatarUrl: string | null
+}
+
+export async function publicConversation(sql: Sql, id: string): Promise<PublicRow> {
+  if (!isUuid(id)) throw conversationNotFound()
+  const [row] = await sql<PublicRow[]>`
+    SELECT c.id, c.status, c.assigned_agent_id AS "assignedAgentId", c.created_at AS "createdAt",
+      c.last_message_at AS "lastMessageAt", c.deleted_at AS "deletedAt",
+      m.name AS "agentName", m.avatar_url AS "agentAvatarUrl"
+    FROM conversations c
+    LEFT JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = c.assigned_agent_id
+    WHERE c.id = ${id}`
+  if (!row) throw conversationNotFound()
+  return row
+}
+
+export const publicStatus = (r: PublicRow) => ({ id: r.id, deleted: r.deletedAt !== null, status: r.status })
+
+/** The assigned agent's display name and avatar; null when unassigned, deleted or the member is gone. */
+export const publicAgent = (r: PublicRow) => ({
+  agent: r.deletedAt === null && r.assignedAgentId && r.agentName !== null ? { name: r.agentName, avatarUrl: r.agentAvatarUrl } : null,
+})
+
+export const publicMeta = (r: PublicRow) => ({
+  id: r.id,
+  status: r.status,
+  assigned: r.assignedAgentId !== null,
+  createdAt: iso(r.createdAt),
+  lastMessageAt: iso(r.lastMessageAt),
+  deleted: r.deletedAt !== null,
+})
