@@ -1,17 +1,27 @@
 import type { Sql } from '../plugins/db.js'
-import { CONVERSATION_FROM, CONVERSATION_SELECT } from '../src/conversations/view.js'
+import { resolveList, sectionQuery } from '../src/conversations/lists.js'
 
 /**
- * Page 1 of GET /conversations (OPEN, pinned first, newest lastMessageAt first, default limit),
- * as SQL the raw-SQL ceiling server runs with no auth, validation or mapping: the database's
- * limit for that endpoint. Until src/conversations/lists.ts lands this is the keyset query the
- * conv_open_last_msg_idx index serves, with the shared conversation projection.
+ * Page 1 of GET /conversations (OPEN, pinned first, newest lastMessageAt first, default limit)
+ * as the route runs it, minus everything around the SQL: src/conversations/lists.ts' own
+ * sectionQuery for the pinned section, then for the unpinned one while the page is not full
+ * (one row more than the page, to know whether another page exists), exactly as
+ * listConversations does. The raw-SQL ceiling server runs this with no auth, validation,
+ * mapping, cursor or response schema: the database's limit for that endpoint.
  */
-export function listPageOne(sql: Sql, workspaceId: string, limit = 20) {
-  return sql`
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)}
-    FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL AND c.status = 'OPEN'
-    ORDER BY c.pinned DESC, c.last_message_at DESC, c.id DESC
-    LIMIT ${limit + 1}`
+export async function listPageOne(sql: Sql, workspaceId: string, limit = 20): Promise<Record<string, unknown>[]> {
+  const r = resolveList('open', { workspaceId, userId: 'bench|ceiling' }, { limit })
+  const want = limit + 1
+  const rows: Record<string, unknown>[] = []
+  for (const pinned of [true, false]) {
+    if (rows.length >= want) break
+    rows.push(...(await sectionQuery(sql, r, { pinned }, want - rows.length)))
+  }
+  return rows
+}
+
+/** The same query for the page after a cursor key [pinned, sortValue, id] (EXPLAIN of the deep page). */
+export function listSectionAfter(sql: Sql, workspaceId: string, key: [boolean, string, string], limit = 20) {
+  const r = resolveList('open', { workspaceId, userId: 'bench|ceiling' }, { limit })
+  return sectionQuery(sql, r, { pinned: key[0], after: { t: key[1], id: key[2] } }, limit + 1)
 }

@@ -24,7 +24,8 @@ import { scenarioTable, target, targetTable, type Target } from './lib/report.js
 import { seed, type SeedResult, type SeedWorkspace } from './lib/seed.js'
 import { memoryOf, startChild, type Child } from './lib/server.js'
 import { COMMON_WORD, RARE_TOKEN } from './lib/words.js'
-import { listPageOne } from './list-sql.js'
+import { resolveList, sectionQuery } from '../src/conversations/lists.js'
+import { listPageOne, listSectionAfter } from './list-sql.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const RESULTS = join(ROOT, 'bench', 'results')
@@ -436,6 +437,9 @@ async function main() {
   // 5. Search against ILIKE, measured once in SQL; document frequencies for context.
   const sqlChecks = opts.scenarios.has('search-rare') ? await searchVsIlike(sql, largest.id) : undefined
 
+  // EXPLAIN (ANALYZE, BUFFERS) of the queries behind the targets, for the JSON file.
+  const explain = await explainQueries(sql, largest.id, deepCursor).catch((err: Error) => ({ error: err.message }))
+
   // 6. Targets.
   const by = (id: string) => results.find((r) => r.id === id && r.status === 'ok')
   const ratio = (a?: number, b?: number) => (a !== undefined && b ? a / b : undefined)
@@ -505,6 +509,7 @@ async function main() {
         seedCheck,
         sqlChecks,
         targets,
+        explain,
       },
       null,
       2,
@@ -595,6 +600,32 @@ async function searchVsIlike(sql: Sql, workspaceId: string) {
     rareWordMessages: await freq(RARE_TOKEN),
     commonWordMessages: await freq(COMMON_WORD),
   }
+}
+
+/** Plans of the list sections page 1 and the deep page run, and of the full-text search query. */
+async function explainQueries(sql: Sql, workspaceId: string, deepCursor: string | undefined): Promise<Record<string, string>> {
+  const plan = async (q: ReturnType<typeof listSectionAfter>) =>
+    (await sql<{ 'QUERY PLAN': string }[]>`EXPLAIN (ANALYZE, BUFFERS) ${q}`).map((r) => r['QUERY PLAN']).join('\n')
+  const out: Record<string, string> = {}
+  const r = resolveList('open', { workspaceId, userId: 'bench|explain' }, { limit: 20 })
+  out.listPage1Pinned = await plan(sectionQuery(sql, r, { pinned: true }, 21))
+  out.listPage1Unpinned = await plan(sectionQuery(sql, r, { pinned: false }, 21))
+  if (deepCursor) {
+    // The harness reads its own cursor's payload (base64url JSON {p, k}); the tag is not needed here.
+    const { k } = JSON.parse(Buffer.from(deepCursor.split('.')[0], 'base64url').toString('utf8')) as { k: [boolean, string, string] }
+    out.listDeep = await plan(listSectionAfter(sql, workspaceId, k))
+  }
+  out.searchRareFts = (
+    await sql<{ 'QUERY PLAN': string }[]>`
+      EXPLAIN (ANALYZE, BUFFERS)
+      SELECT m.conversation_id, ts_rank(m.search, q) AS r
+      FROM messages m, websearch_to_tsquery('simple', ${RARE_TOKEN}) q
+      WHERE m.workspace_id = ${workspaceId} AND m.search @@ q
+      LIMIT 1000`
+  )
+    .map((x) => x['QUERY PLAN'])
+    .join('\n')
+  return out
 }
 
 main()
