@@ -22,7 +22,10 @@ if (mode === 'framework') {
   const page = JSON.parse(readFileSync(process.env.BODY_FILE!, 'utf8'))
   app.get('/list', async () => page)
 } else if (mode === 'sql') {
-  const sql = createSql(process.env.DATABASE_URL!, Number(process.env.DATABASE_POOL_MAX ?? 10))
+  // PLAN_CACHE_MODE (diagnostic): the same SQL with generic plans, to see what planning costs.
+  const url = new URL(process.env.DATABASE_URL!)
+  if (process.env.PLAN_CACHE_MODE) url.searchParams.set('plan_cache_mode', process.env.PLAN_CACHE_MODE)
+  const sql = createSql(url.toString(), Number(process.env.DATABASE_POOL_MAX ?? 10))
   drizzle(sql) // the app's type parsers: timestamps stay text, as app.sql returns them
   const workspaceId = process.env.WORKSPACE_ID!
   app.get('/list', async () => {

@@ -43,14 +43,18 @@ const ALL_SCENARIOS = [
   'get-conversation',
   'post-message',
   'webhook-a',
+  'ceiling-sql-generic',
 ] as const
+/** Diagnostics, run only when named in --scenarios. */
+const OPT_IN = new Set(['ceiling-sql-generic'])
 
 const HELP = `Usage: npm run bench -- [options]
   --conversations N   conversations to seed (default 20000; the target run uses 1000000)
   --duration S        measured seconds per scenario (default 10)
   --warmup S          warmup seconds per scenario, discarded (default 3)
   --connections N     concurrent connections (default 50)
-  --scenarios a,b     only these scenarios (default all): ${ALL_SCENARIOS.join(', ')}
+  --scenarios a,b     only these scenarios (default all but the diagnostic ceiling-sql-generic):
+                      ${ALL_SCENARIOS.join(', ')}
   --seed N            data set seed (default 42): same seed, same data
   --keep-db           keep the seeded database (its name is printed) for --db
   --db NAME           reuse a database seeded by an earlier --keep-db run (skips seeding; kept)
@@ -91,7 +95,7 @@ function parse() {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`)
     return n
   }
-  const scenarios = values.scenarios ? values.scenarios.split(',').map((s) => s.trim()) : [...ALL_SCENARIOS]
+  const scenarios = values.scenarios ? values.scenarios.split(',').map((s) => s.trim()) : ALL_SCENARIOS.filter((s) => !OPT_IN.has(s))
   for (const s of scenarios) if (!(ALL_SCENARIOS as readonly string[]).includes(s)) throw new Error(`unknown scenario ${s}`)
   if (values.db && !BENCH_DB_PATTERN.test(values.db)) throw new Error('--db must name a parley_bench_* database')
   return {
@@ -313,6 +317,14 @@ async function main() {
     { id: 'health', label: 'GET /health', kind: 'read', method: 'GET', path: '/health' },
     { id: 'ceiling-framework', label: 'ceiling: bare Fastify, constant list page', kind: 'ceiling', method: 'GET', path: '/list' },
     { id: 'ceiling-sql', label: 'ceiling: list SQL via postgres.js, no auth', kind: 'ceiling', method: 'GET', path: '/list' },
+    {
+      id: 'ceiling-sql-generic',
+      label: 'ceiling: list SQL, plan_cache_mode=force_generic_plan',
+      kind: 'ceiling',
+      method: 'GET',
+      path: '/list',
+      note: 'diagnostic: what planning costs',
+    },
     { id: 'list-page1', label: 'GET /conversations page 1', kind: 'read', method: 'GET', path: '/conversations', headers: hLarge },
     {
       id: 'list-deep',
@@ -541,6 +553,7 @@ async function measureCeiling(
     env.BODY_FILE = file
   } else {
     Object.assign(env, { DATABASE_URL: ctx.dbUrl, WORKSPACE_ID: ctx.workspaceId, DATABASE_POOL_MAX: '10' })
+    if (s.id === 'ceiling-sql-generic') env.PLAN_CACHE_MODE = 'force_generic_plan'
   }
   const mode = s.id === 'ceiling-framework' ? 'framework' : 'sql'
   const child: Child = await startChild({
