@@ -16,7 +16,7 @@ import { Redis } from 'ioredis'
 import { SignJWT } from 'jose'
 import { runMigrations } from '../src/db/migrate.js'
 import { cursorCodec } from '../src/cursor.js'
-import { cleanup, installSignalHandlers, onCleanup } from './lib/cleanup.js'
+import { cleanup, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.js'
 import { connect, createDatabase, databaseExists, dropDatabase, withDatabase, BENCH_DB_PATTERN, type Sql } from './lib/db.js'
 import { measure, probe, type LoadOptions, type Measurement, type Scenario } from './lib/load.js'
 import { fmtDuration, fmtInt, step } from './lib/progress.js'
@@ -645,6 +645,7 @@ main()
   .then(() => cleanup())
   .then(() => process.exit(0))
   .catch(async (err) => {
+    if (interrupted) return // the signal handler cleans up and exits
     console.error(`bench failed: ${(err as Error).stack ?? err}`)
     await cleanup()
     process.exit(1)

@@ -9,6 +9,8 @@ import { step } from './progress.js'
 const steps: { name: string; fn: () => Promise<unknown> | unknown }[] = []
 const children = new Set<ChildProcess>()
 let running: Promise<void> | undefined
+/** Set once a signal started the cleanup: errors from work cut short are expected then. */
+export let interrupted = false
 
 export function onCleanup(name: string, fn: () => Promise<unknown> | unknown): void {
   steps.push({ name, fn })
@@ -35,6 +37,7 @@ export function cleanup(): Promise<void> {
 export function installSignalHandlers(): void {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
+      interrupted = true
       step(`${signal}: cleaning up (database, child processes)`)
       void cleanup().finally(() => process.exit(130))
     })
