@@ -173,3 +173,53 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   })
   t.match(JSON.stringify(plan), /unread_counters_workspace_id_scope_slot_pk/)
 })
+
+t.test('reconcile waits for writers in flight, and writers wait for a reconcile', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const c = await startConversation(app, guest)
+  const { lockCountersShared } = await import('../../src/conversations/counters.js')
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+  // A writer transaction in flight (holding the workspace lock shared, as every writer does).
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  let locked!: () => void
+  const isLocked = new Promise<void>((r) => (locked = r))
+  const writer = app.sql.begin(async (sql) => {
+    await lockCountersShared(sql as never, ws.workspaceId)
+    locked()
+    await held
+  })
+  await isLocked
+  let reconciled = false
+  const rec = app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers }).then((r) => ((reconciled = true), r))
+  // Other writers are not blocked by a writer (shared mode)...
+  const msg = await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload: { body: 'hi' } })
+  t.equal(msg.statusCode, 201, 'writers do not wait for one another')
+  await sleep(200)
+  t.equal(reconciled, false, 'reconcile waits for the writer in flight')
+  release()
+  await writer
+  t.equal((await rec).json().corrected, false)
+
+  // ...and while a reconcile holds the lock exclusively, a writer waits for it.
+  let releaseR!: () => void
+  const heldR = new Promise<void>((r) => (releaseR = r))
+  let lockedR!: () => void
+  const isLockedR = new Promise<void>((r) => (lockedR = r))
+  const reconciler = app.sql.begin(async (sql) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley:unread:${ws.workspaceId}`}, 0))`
+    lockedR()
+    await heldR
+  })
+  await isLockedR
+  let sent = false
+  const pending = app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload: { body: 'again' } }).then((r) => ((sent = true), r))
+  await sleep(200)
+  t.equal(sent, false, 'a writer waits for a reconcile')
+  releaseR()
+  await reconciler
+  t.equal((await pending).statusCode, 201)
+})
