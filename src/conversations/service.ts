@@ -158,16 +158,13 @@ export async function deleteConversation(app: FastifyInstance, request: FastifyR
 /** PATCH /:id/assign-agent: race-safe (row lock), idempotent for the current agent. */
 export async function assignAgent(app: FastifyInstance, request: FastifyRequest, id: string, agentId: string) {
   const member = request.member!
-  const [agent] = await app.sql<{ userId: string }[]>`
-    SELECT user_id AS "userId" FROM members
-    WHERE workspace_id = ${member.workspaceId} AND user_id = ${agentId} AND status = 'active'`
-  if (!agent) {
-    // The id must exist as a conversation the caller sees before the agent is judged, so a
-    // malformed or foreign conversation id is still a 404.
-    await getConversation(app.sql, request, id)
-    throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
-  }
   return mutateConversation(app, request, id, async (sql, row) => {
+    // Judged under the conversation lock, after the conversation itself (a foreign or malformed
+    // conversation id is a 404 whatever the agent).
+    const [agent] = await sql<{ userId: string }[]>`
+      SELECT user_id AS "userId" FROM members
+      WHERE workspace_id = ${row.workspaceId} AND user_id = ${agentId} AND status = 'active'`
+    if (!agent) throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
     if (row.assignedAgentId === agentId) return {}
     const after = await update(sql, id, 'assigned_agent_id = $2', [agentId])
     await addHistory(sql, row, 'ASSIGNED', agentId, member.userId)
