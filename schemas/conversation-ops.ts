@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Cursor, CursorPage, Limit, Nullable, Timestamp, UserId, Uuid } from './common.js'
+import { Cursor, CursorPage, Limit, Nullable, Timestamp, Uuid } from './common.js'
 import { Message } from './conversations.js'
 
 /** Request and response shapes of the single-conversation routes (routes/conversations/index.ts). */
@@ -12,12 +12,18 @@ export const CreateConversationBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const AssignBody = Type.Object({ agentId: UserId }, { additionalProperties: false })
+/** Postgres text cannot hold NUL: refuse it as a validation error instead of failing in the database. */
+const NO_NUL = '^[^\\u0000]*$'
+
+export const AssignBody = Type.Object(
+  { agentId: Type.String({ minLength: 1, maxLength: 255, pattern: NO_NUL }) },
+  { additionalProperties: false },
+)
 
 export const PostMessageBody = Type.Object(
   {
-    body: Type.String({ minLength: 1, maxLength: 10_000 }),
-    clientMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    body: Type.String({ minLength: 1, maxLength: 10_000, pattern: NO_NUL }),
+    clientMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL })),
   },
   { additionalProperties: false },
 )

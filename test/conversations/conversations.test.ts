@@ -142,11 +142,17 @@ t.test('messages: send, retry, list with cursors, preview, validation', async (t
     [{}, 'body'],
     [{ body: 'hi', senderType: 'AGENT' }, 'senderType'],
     [{ body: 'hi', clientMessageId: '' }, 'clientMessageId'],
+    [{ body: 'a\u0000b' }, 'body'],
+    [{ body: 'hi', clientMessageId: 'x\u0000' }, 'clientMessageId'],
   ] as const) {
     const res = await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 40))
     t.match(res.json(), { code: 'VALIDATION_ERROR', message: new RegExp(field) })
   }
+  const hostile = `'); DROP TABLE messages; -- \\ "quotes" <script>alert(1)</script> ünïcödé 你好`
+  const h = await send(app, guest.headers, c.id, hostile)
+  t.equal(h.statusCode, 201)
+  t.equal(h.json().body, hostile, 'stored and returned as data')
   const longest = await send(app, guest.headers, c.id, 'y'.repeat(10_000))
   t.equal(longest.statusCode, 201, '10,000 chars is allowed')
 
@@ -169,7 +175,7 @@ t.test('messages: send, retry, list with cursors, preview, validation', async (t
   } while (cursor)
   const all = await app.sql`SELECT id FROM messages WHERE conversation_id = ${c.id} ORDER BY created_at, id`
   t.same(seen, all.map((r) => r.id), 'every message once, oldest first')
-  t.equal(seen.length, 6)
+  t.equal(seen.length, 7)
   t.equal(seen[0], m1.id)
 
   const page1 = (await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages?limit=1`, headers: ws.agent.headers })).json()
@@ -304,7 +310,7 @@ t.test('assignment: validation, idempotence, unassign, history newest first', as
     t.equal(res.statusCode, 400, agentId)
     t.equal(res.json().code, 'INVALID_AGENT')
   }
-  for (const [payload, field] of [[{}, 'agentId'], [{ agentId: '' }, 'agentId'], [{ agentId: ws.agent.userId, extra: 1 }, 'extra']] as const) {
+  for (const [payload, field] of [[{}, 'agentId'], [{ agentId: '' }, 'agentId'], [{ agentId: ws.agent.userId, extra: 1 }, 'extra'], [{ agentId: 'a\u0000' }, 'agentId'], [{ agentId: 'x'.repeat(256) }, 'agentId']] as const) {
     const res = await patch(app, ws.admin.headers, c.id, 'assign-agent', payload)
     t.equal(res.statusCode, 400)
     t.match(res.json().message, field)
