@@ -150,7 +150,7 @@ t.test('unread counters never drift, whatever the operations and their interleav
         }
       }
     }),
-    { numRuns: Number(process.env.PROPERTY_RUNS ?? 20) },
+    { numRuns: Number(process.env.PROPERTY_RUNS ?? 12) },
   )
   t.ok(runs > 0, `${runs} random sequences`)
 })
