@@ -193,11 +193,13 @@ t.test('reconcile waits for writers in flight, and writers wait for a reconcile'
     await held
   })
   await isLocked
-  let reconciled = false
-  const rec = app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers }).then((r) => ((reconciled = true), r))
-  // Other writers are not blocked by a writer (shared mode)...
+  // Other writers are not blocked by a writer in flight (shared mode)...
   const msg = await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload: { body: 'hi' } })
   t.equal(msg.statusCode, 201, 'writers do not wait for one another')
+  // ...but a reconcile waits for it. (While a reconcile waits, Postgres queues new shared
+  // requests behind it, so reconcile cannot be starved by a stream of writers.)
+  let reconciled = false
+  const rec = app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers }).then((r) => ((reconciled = true), r))
   await sleep(200)
   t.equal(reconciled, false, 'reconcile waits for the writer in flight')
   release()
