@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createCursorCodec, cursorKey } from '../../src/billing/cursor.js'
+import { cursorCodec } from '../../src/cursor.js'
 import { getSubscription, listPayments } from '../../src/billing/queries.js'
 import { errorResponses } from '../../schemas/common.js'
 import { PaymentsPage, PaymentsQuery, ReturnQuery, Subscription } from '../../schemas/billing.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  const codec = createCursorCodec(cursorKey(app.config))
+  const codec = cursorCodec(app.config)
 
   // Browser return routes: only a redirect to the app, never a state change (webhooks are the
   // source of truth). Any status other than "success" is reported as "cancel", so no

@@ -1,6 +1,6 @@
 import type { Sql } from 'postgres'
 import { iso } from '../time.js'
-import type { CursorCodec } from './cursor.js'
+import type { CursorCodec } from '../cursor.js'
 import { badRequest } from '../errors.js'
 
 export interface SubscriptionView {
@@ -52,11 +52,11 @@ export async function listPayments(
 ): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
   let after: { v: string; id: string } | null = null
   if (cursor) {
-    const c = codec.decode<{ v?: unknown; id?: unknown; w?: unknown }>(LIST, cursor)
-    if (typeof c.v !== 'string' || !PG_TS.test(c.v) || typeof c.id !== 'string' || !UUID.test(c.id) || c.w !== workspaceId) {
+    const [v, id] = codec.decode(cursor, { list: LIST, workspaceId })
+    if (typeof v !== 'string' || !PG_TS.test(v) || typeof id !== 'string' || !UUID.test(id)) {
       throw badRequest('Invalid cursor', 'INVALID_CURSOR')
     }
-    after = { v: c.v, id: c.id }
+    after = { v, id }
   }
   const rows = await sql<{ id: string; provider: PaymentView['provider']; kind: PaymentView['kind']; amount: string; currency: string; provider_object_id: string; occurred_at: string }[]>`
     SELECT id, provider, kind, amount, currency, provider_object_id, occurred_at
@@ -77,6 +77,6 @@ export async function listPayments(
       providerObjectId: r.provider_object_id,
       occurredAt: iso(r.occurred_at),
     })),
-    nextCursor: rows.length > limit && last ? codec.encode(LIST, { v: last.occurred_at, id: last.id, w: workspaceId }) : null,
+    nextCursor: rows.length > limit && last ? codec.encode({ list: LIST, workspaceId }, [last.occurred_at, last.id]) : null,
   }
 }

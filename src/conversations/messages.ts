@@ -1,0 +1,125 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { v7 as uuidv7 } from 'uuid'
+import type { Sql } from '../../plugins/db.js'
+import type { MessageView } from '../../schemas/conversations.js'
+import { cursorCodec } from '../cursor.js'
+import { badRequest } from '../errors.js'
+import { rooms } from '../events.js'
+import { findConversationForCaller } from './access.js'
+import { COUNTER_RETURNING, mutateConversation } from './service.js'
+import type { CounterState } from './counters.js'
+import { toMessageView, type MessageRecord } from './view.js'
+
+const MESSAGE_COLUMNS = `
+  id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
+  sender_name AS "senderName", body, created_at AS "createdAt"`
+
+export const PREVIEW_LENGTH = 140
+
+export interface PostMessageResult {
+  message: MessageView
+  /** False when this was a retry of an earlier send with the same clientMessageId. */
+  created: boolean
+}
+
+/**
+ * POST /conversations/:id/messages. Under the conversation's row lock: insert (a retried
+ * clientMessageId hits the unique index and returns the first message, changing nothing), move
+ * lastMessageAt/preview, and for a guest message count it unread and reopen a resolved
+ * conversation. The message time is taken under the lock and kept after the previous message and
+ * the agents' seen mark, so messages order by (createdAt, id) in sending order and the unread
+ * recount (guest messages after the seen mark) always agrees with unread_count.
+ */
+export async function postMessage(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  id: string,
+  input: { body: string; clientMessageId?: string },
+): Promise<PostMessageResult> {
+  const member = request.member
+  const visitor = request.visitor
+  const senderType = member ? 'AGENT' : 'GUEST'
+  const clientId = input.clientMessageId ?? null
+
+  const out = await mutateConversation<PostMessageResult>(app, request, id, async (sql, row) => {
+    let senderId: string
+    let senderName: string
+    if (member) {
+      senderId = member.userId
+      senderName = member.record.name
+    } else {
+      const [guest] = await sql<{ name: string }[]>`SELECT name FROM guests WHERE id = ${row.guestId}`
+      senderId = visitor!.guestId
+      senderName = guest?.name ?? 'Visitor'
+    }
+    const [inserted] = await sql<MessageRecord[]>`
+      INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, client_message_id, created_at)
+      VALUES (${uuidv7()}, ${row.workspaceId}, ${row.id}, ${senderType}, ${senderId}, ${senderName}, ${input.body}, ${clientId},
+              GREATEST(clock_timestamp(), ${row.lastMessageAt}::timestamptz + interval '1 microsecond',
+                       COALESCE(${row.agentLastSeenAt}::timestamptz + interval '1 microsecond', '-infinity')))
+      ON CONFLICT (conversation_id, sender_type, client_message_id) WHERE client_message_id IS NOT NULL DO NOTHING
+      RETURNING ${sql.unsafe(MESSAGE_COLUMNS)}`
+    if (!inserted) {
+      const [first] = await sql<MessageRecord[]>`
+        SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
+        WHERE conversation_id = ${row.id} AND sender_type = ${senderType} AND client_message_id = ${clientId}`
+      return { result: { message: toMessageView(first), created: false } }
+    }
+    const guestMessage = senderType === 'GUEST'
+    const reopen = guestMessage && row.status !== 'OPEN'
+    const [after] = await sql<CounterState[]>`
+      UPDATE conversations SET
+        last_message_at = ${inserted.createdAt}::timestamptz,
+        last_message_preview = left(${input.body}, ${PREVIEW_LENGTH}),
+        unread_count = unread_count + ${guestMessage ? 1 : 0},
+        status = CASE WHEN ${reopen} THEN 'OPEN' ELSE status END,
+        closed_at = CASE WHEN ${reopen} THEN NULL ELSE closed_at END,
+        updated_at = clock_timestamp()
+      WHERE id = ${row.id}
+      RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
+    // The message event tells clients about the new message; conversation:updated only when
+    // the conversation's state changed beyond it (a guest message reopening it).
+    return { after, result: { message: toMessageView(inserted), created: true }, publishUpdate: reopen }
+  })
+
+  const result = out.result!
+  if (result.created) {
+    const conv = out.conversation
+    app.events.publish([rooms.workspace(conv.workspaceId), rooms.guest(conv.guestId)], 'message:new', {
+      conversationId: conv.id,
+      message: result.message,
+    })
+  }
+  return result
+}
+
+/** GET /conversations/:id/messages: oldest first, keyset on (created_at, id). */
+export async function listMessages(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  id: string,
+  query: { limit: number; cursor?: string },
+): Promise<{ data: MessageView[]; nextCursor: string | null }> {
+  const conv = await findConversationForCaller(app.db, request, id)
+  const codec = cursorCodec(app.config)
+  const params = { list: 'messages', conversationId: conv.id }
+  let after: [string, string] | null = null
+  if (query.cursor) {
+    const key = codec.decode(query.cursor, params)
+    if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string') {
+      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+    }
+    after = [key[0], key[1]]
+  }
+  const sql: Sql = app.sql
+  const rows = await sql<MessageRecord[]>`
+    SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
+    WHERE conversation_id = ${conv.id}
+      ${after ? sql`AND (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+    ORDER BY created_at, id
+    LIMIT ${query.limit + 1}`
+  const page = rows.slice(0, query.limit)
+  const last = page[page.length - 1]
+  const nextCursor = rows.length > query.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
+  return { data: page.map(toMessageView), nextCursor }
+}
