@@ -60,6 +60,8 @@ const HELP = `Usage: npm run bench -- [options]
   --db NAME           reuse a database seeded by an earlier --keep-db run (skips seeding; kept)
   --cpu-prof          run the API with --cpu-prof; profiles land in bench/results/
   --no-build          use the existing dist/ instead of running npm run build
+  --api-db-params Q   experiment: extra Postgres session settings for the API's pool, as URL
+                      query parameters (e.g. plan_cache_mode=force_generic_plan)
   --database-url URL  server to create the database on (default $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
   --redis-url URL     (default $REDIS_URL or redis://127.0.0.1:6379)`
 
@@ -81,6 +83,7 @@ function parse() {
       db: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       'no-build': { type: 'boolean', default: false },
+      'api-db-params': { type: 'string' },
       'database-url': { type: 'string' },
       'redis-url': { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -109,6 +112,7 @@ function parse() {
     db: values.db,
     cpuProf: values['cpu-prof']!,
     build: !values['no-build'],
+    apiDbParams: values['api-db-params'],
     adminUrl: values['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     redisUrl: values['redis-url'] ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   }
@@ -229,7 +233,7 @@ async function main() {
     NODE_ENV: 'production',
     PORT: String(apiPort),
     HOST: '127.0.0.1',
-    DATABASE_URL: dbUrl,
+    DATABASE_URL: opts.apiDbParams ? `${dbUrl}?${opts.apiDbParams}` : dbUrl,
     REDIS_URL: opts.redisUrl,
     REDIS_PREFIX: redisPrefix,
     MIGRATE_ON_START: 'false',
