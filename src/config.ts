@@ -49,7 +49,7 @@ export const ConfigSchema = Type.Object({
   PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
-  /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a quarter of PRESENCE_TTL_S). */
+  /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */
   PRESENCE_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
 })
 
@@ -65,8 +65,8 @@ export function checkConfig(config: Config): Config {
   if (config.AUTH_JWKS_URL && !config.AUTH_ISSUER) {
     throw new ConfigError('Invalid configuration: AUTH_ISSUER is required with AUTH_JWKS_URL')
   }
-  if (config.PRESENCE_HEARTBEAT_MS !== undefined && config.PRESENCE_HEARTBEAT_MS * 2 >= config.PRESENCE_TTL_S * 1000) {
-    throw new ConfigError('Invalid configuration: PRESENCE_HEARTBEAT_MS must be less than half of PRESENCE_TTL_S')
+  if (config.PRESENCE_HEARTBEAT_MS !== undefined && config.PRESENCE_HEARTBEAT_MS * 4 > config.PRESENCE_TTL_S * 1000) {
+    throw new ConfigError('Invalid configuration: PRESENCE_HEARTBEAT_MS must be at most a quarter of PRESENCE_TTL_S')
   }
   return config
 }
