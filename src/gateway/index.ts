@@ -48,6 +48,8 @@ export function presenceTimings(config: Config) {
 }
 
 const PRESENCE_STATUSES = new Set(['online', 'away'])
+/** presence:set calls a socket may make per window: every change is broadcast to the workspace. */
+const PRESENCE_SET_LIMIT = { max: 20, windowMs: 10_000 }
 
 export function gatewayLogger(config: Config): Logger {
   return pino({
@@ -191,7 +193,15 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     log.debug({ socketId: socket.id, workspaceId, userId }, 'member connected')
     presence.add(workspaceId, userId, socket.id).then(announce, presenceFailed)
 
+    let window = { start: Date.now(), count: 0 }
     socket.on('presence:set', (payload: unknown, ack?: unknown) => {
+      const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
+      const now = Date.now()
+      if (now - window.start >= PRESENCE_SET_LIMIT.windowMs) window = { start: now, count: 0 }
+      if (++window.count > PRESENCE_SET_LIMIT.max) {
+        reply({ ok: false, code: 'RATE_LIMITED', message: 'Too many presence:set calls; retry later' })
+        return
+      }
       const status = (payload as { status?: unknown } | null)?.status
       const valid =
         payload !== null &&
@@ -200,7 +210,6 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
         typeof status === 'string' &&
         PRESENCE_STATUSES.has(status) &&
         Object.keys(payload).length === 1
-      const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
       if (!valid) {
         reply({ ok: false, code: 'VALIDATION_ERROR', message: "presence:set takes { status: 'online' | 'away' }" })
         return

@@ -3,7 +3,7 @@ import t from 'tap'
 import type { Socket } from 'socket.io-client'
 import { members } from '../../src/db/schema.js'
 import { readPresence } from '../../src/presence.js'
-import { build, seedWorkspace } from '../helper.js'
+import { build, memberToken, seedGuest, seedWorkspace } from '../helper.js'
 import { connect, emitWithAck, eventually, next, record, startGateway, testDatabaseAndPrefix } from './fixtures.js'
 
 interface PresenceEvent {
@@ -79,6 +79,15 @@ t.test('tabs on two gateways, away, and the last tab closing', async (t) => {
   await gone
 })
 
+t.test('presence:set is rate limited per socket', async (t) => {
+  const member = await ws.addMember('agent', 'Flicker')
+  const socket = await connect(t, g2.url, auth(member))
+  const replies = await Promise.all(Array.from({ length: 21 }, (_, i) => emitWithAck(socket, 'presence:set', { status: i % 2 ? 'online' : 'away' })))
+  t.equal(replies.filter((r) => (r as { ok: boolean }).ok).length, 20)
+  t.match(replies[20], { ok: false, code: 'RATE_LIMITED' })
+  t.ok(socket.connected)
+})
+
 t.test('many tabs closing at once announce offline once', async (t) => {
   const member = await ws.addMember('agent', 'Tabby')
   const online = nextOf(member.userId, 'online')
@@ -139,6 +148,19 @@ t.test('a disabled member is disconnected within a heartbeat and goes offline', 
   t.equal(await dropped, 'io server disconnect')
   await offline
   await eventually(async () => (await presenceOf(member.userId)) === 'offline')
+})
+
+t.test('a socket is disconnected when its credentials expire', async (t) => {
+  const exp = Math.floor(Date.now() / 1000) + 2
+  const member = await connect(t, g1.url, { token: await memberToken(ws.agent.userId, { expiresIn: exp }), workspaceId: ws.workspaceId })
+  const guest = await seedGuest(app, ws)
+  const visitor = await connect(t, g1.url, { visitorSession: guest.session })
+  const session = app.visitorTokens.verify(guest.session)
+  t.ok(session.exp * 1000 > Date.now() + 60_000, 'the visitor session is long-lived and stays connected')
+  const reason = await new Promise<string>((resolve) => member.once('disconnect', resolve))
+  t.equal(reason, 'io server disconnect')
+  t.ok(Date.now() >= exp * 1000, 'not before the token expired')
+  t.ok(visitor.connected)
 })
 
 t.test('SIGTERM closes the gateway cleanly', async (t) => {
