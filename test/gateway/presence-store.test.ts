@@ -95,7 +95,6 @@ t.test('announced transitions always match the derived status (model check)', as
       let announced: PresenceStatus = 'offline'
       const derive = (): PresenceStatus => {
         for (const [k, exp] of tabs) if (exp < clock.now) tabs.delete(k)
-        if (tabs.size === 0) away = false
         return tabs.size === 0 ? 'offline' : away ? 'away' : 'online'
       }
       try {
@@ -126,10 +125,15 @@ t.test('announced transitions always match the derived status (model check)', as
           const expected = derive()
           const got = statuses(changes)
           const want = expected === announced ? [] : [expected]
-          // A sweep only looks at members whose every entry expired; anything else waits for the next write.
+          // A sweep only looks at members whose every entry expired, and a gateway without a tab
+          // of the member refreshes nothing; anything else waits for the next write.
           if (o.kind === 'sweep' && expected !== 'offline') continue
+          if (o.kind === 'touch' && local[o.gw].size === 0) continue
           if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${JSON.stringify(o)}: got ${got}, want ${want}`)
           announced = expected
+          // Away ends when the script sees the member with no live socket (a gap nobody observed,
+          // e.g. a stalled gateway refreshing late, keeps it).
+          if (expected === 'offline') away = false
           const read = (await readPresence(clients[0], prefix, ws, ['u'], clock.now)).u
           if (read !== expected) throw new Error(`${JSON.stringify(o)}: readPresence ${read}, want ${expected}`)
         }
@@ -138,7 +142,7 @@ t.test('announced transitions always match the derived status (model check)', as
         clients.splice(clients.length - gws.length, gws.length)
       }
     }),
-    { numRuns: 60 },
+    { numRuns: Number(process.env.PRESENCE_MODEL_RUNS ?? 60) },
   )
   t.pass('model and Redis agree')
 })
