@@ -147,8 +147,6 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     adapter: createAdapter(pub, sub, { key: socketIoKey(prefix) }),
   })
 
-  /** This gateway's live member sockets: memberKey -> socket ids (what the heartbeat refreshes). */
-  const local = new Map<string, Set<string>>()
   let closing = false
 
   const announce = (change: PresenceChange | null) => {
@@ -164,8 +162,18 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
 
   io.use((socket, next) => {
     authenticate(socket.handshake.auth, { memberTokens, visitorTokens, directory, log })
-      .then((principal) => {
+      .then(async (principal) => {
         socket.data = principal
+        if (principal.kind === 'member') {
+          // Recorded before the client hears `connect`: a tab opened and another closed right
+          // after never flashes the member offline. A socket that never completes the
+          // connection is not refreshed by the heartbeat and expires like a dead gateway's.
+          try {
+            announce(await presence.add(principal.workspaceId, principal.userId, socket.id))
+          } catch (err) {
+            presenceFailed(err as Error) // the next heartbeat records it
+          }
+        }
         next()
       })
       .catch((err: unknown) => {
@@ -185,13 +193,8 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
       return
     }
     const { workspaceId, userId } = who
-    const key = memberKey(workspaceId, userId)
     socket.join(rooms.workspace(workspaceId))
-    let ids = local.get(key)
-    if (!ids) local.set(key, (ids = new Set()))
-    ids.add(socket.id)
     log.debug({ socketId: socket.id, workspaceId, userId }, 'member connected')
-    presence.add(workspaceId, userId, socket.id).then(announce, presenceFailed)
 
     let window = { start: Date.now(), count: 0 }
     socket.on('presence:set', (payload: unknown, ack?: unknown) => {
@@ -227,9 +230,6 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     })
 
     socket.on('disconnect', () => {
-      const set = local.get(key)
-      set?.delete(socket.id)
-      if (set?.size === 0) local.delete(key)
       // On shutdown the entries are left to expire: clients reconnect to another gateway within
       // the TTL, so a rolling restart does not flash everyone offline.
       if (closing) return
@@ -237,23 +237,31 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     })
   })
 
+  /** This gateway's connected member sockets, per member. */
+  function memberSockets() {
+    const members = new Map<string, Socket[]>()
+    for (const socket of io.of('/').sockets.values()) {
+      const who = socket.data as SocketPrincipal | undefined
+      if (who?.kind !== 'member') continue
+      const key = memberKey(who.workspaceId, who.userId)
+      const list = members.get(key)
+      if (list) list.push(socket)
+      else members.set(key, [socket])
+    }
+    return members
+  }
+
   /** Disconnects sockets whose credentials expired or whose membership was removed or disabled. */
   async function recheck(now: number) {
-    const members = new Map<string, Socket[]>()
     for (const socket of io.of('/').sockets.values()) {
       const who = socket.data as SocketPrincipal | undefined
       if (!who) continue
       if (who.expiresAt !== undefined && who.expiresAt <= now) {
         log.info({ socketId: socket.id, kind: who.kind }, 'socket credentials expired')
         socket.disconnect(true)
-        continue
       }
-      if (who.kind !== 'member') continue
-      const key = memberKey(who.workspaceId, who.userId)
-      const list = members.get(key)
-      if (list) list.push(socket)
-      else members.set(key, [socket])
     }
+    const members = memberSockets()
     const keys = [...members.keys()]
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000).map(splitMemberKey)
@@ -277,7 +285,9 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
   async function heartbeat() {
     const now = Date.now()
     const results = await Promise.allSettled([
-      presence.touch(local).then((changes) => changes.forEach(announce)),
+      presence
+        .touch(new Map([...memberSockets()].map(([key, sockets]) => [key, new Set(sockets.map((x) => x.id))])))
+        .then((changes) => changes.forEach(announce)),
       presence.sweep().then((changes) => changes.forEach(announce)),
       recheck(now),
     ])
