@@ -55,6 +55,8 @@ export const ConfigSchema = Type.Object({
   PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
+  /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */
+  PRESENCE_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -72,6 +74,9 @@ export function checkConfig(config: Config): Config {
   // Without an audience check, a token the same provider issued for another application would pass.
   if (config.AUTH_JWKS_URL && !config.AUTH_AUDIENCE) {
     throw new ConfigError('Invalid configuration: AUTH_AUDIENCE is required with AUTH_JWKS_URL')
+  }
+  if (config.PRESENCE_HEARTBEAT_MS !== undefined && config.PRESENCE_HEARTBEAT_MS * 4 > config.PRESENCE_TTL_S * 1000) {
+    throw new ConfigError('Invalid configuration: PRESENCE_HEARTBEAT_MS must be at most a quarter of PRESENCE_TTL_S')
   }
   return config
 }
