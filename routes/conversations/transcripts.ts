@@ -51,8 +51,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['conversations'],
         summary: 'E-mail the transcript (durable job, retried while SMTP is down)',
         params: ConversationIdParams,
-        body: Type.Optional(TranscriptBody),
+        body: TranscriptBody,
         response: { 200: TranscriptQueued, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+      // No body at all means {}: the widget may POST without one.
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {}
       },
     },
     async (request) => {
