@@ -72,15 +72,21 @@ export async function searchConversations(
           LIMIT ${cap}
         ) gh`
     : sql``
-  const afterCursor = after ? sql`AND (r.rank, c.id) < (${after.rank}::numeric, ${after.id}::uuid)` : sql``
+  const afterCursor = after ? sql`AND (r.rank, r.id) < (${after.rank}::numeric, ${after.id}::uuid)` : sql``
 
   type Row = ConversationRecord & { rank: string; messageMatch: boolean }
-  const rows = await sql<Row[]>`
-    WITH query AS MATERIALIZED (SELECT websearch_to_tsquery('simple', ${q}) AS tsq),
-    hits AS (
-      SELECT m.conversation_id, ts_rank(m.search, query.tsq)::float8 AS r, true AS message
-      FROM messages m, query
-      WHERE m.workspace_id = ${ws} AND m.search @@ query.tsq
+  // websearch_to_tsquery is immutable: with the query text bound, the planner folds it into a
+  // constant and estimates the word's frequency from the column statistics. That lets it pick
+  // the GIN index for a rare word and a scan that stops after SEARCH_CANDIDATE_LIMIT hits for a
+  // very common one. force_custom_plan keeps the prepared statement from falling back to a
+  // generic plan that cannot see the word.
+  const rows = await sql.begin(async (tx) => {
+    // Pipelined: the SET and the search leave in one round trip.
+    const [, found] = await Promise.all([tx`SET LOCAL plan_cache_mode = force_custom_plan`, tx<Row[]>`
+    WITH hits AS (
+      SELECT m.conversation_id, ts_rank(m.search, websearch_to_tsquery('simple', ${q}))::float8 AS r, true AS message
+      FROM messages m
+      WHERE m.workspace_id = ${ws} AND m.search @@ websearch_to_tsquery('simple', ${q})
       LIMIT ${cap}
     ),
     ranked AS (
@@ -88,13 +94,20 @@ export async function searchConversations(
              round((coalesce(max(r) FILTER (WHERE message), 0) + coalesce(max(r) FILTER (WHERE NOT message), 0))::numeric, 6) AS rank
       FROM (SELECT conversation_id, r, message FROM hits ${guestHits}) u
       GROUP BY conversation_id
+    ),
+    page AS (
+      SELECT r.id, r.rank, r.message
+      FROM ranked r JOIN conversations c ON c.id = r.id
+      WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL ${afterCursor}
+      ORDER BY r.rank DESC, r.id DESC
+      LIMIT ${args.limit + 1}
     )
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)}, r.rank::text AS rank, r.message AS "messageMatch"
-    FROM ${sql.unsafe(CONVERSATION_FROM)}
-    JOIN ranked r ON r.id = c.id
-    WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL ${afterCursor}
-    ORDER BY r.rank DESC, c.id DESC
-    LIMIT ${args.limit + 1}`
+    SELECT ${tx.unsafe(CONVERSATION_SELECT)}, p.rank::text AS rank, p.message AS "messageMatch"
+    FROM ${tx.unsafe(CONVERSATION_FROM)}
+    JOIN page p ON p.id = c.id
+    ORDER BY p.rank DESC, p.id DESC`])
+    return found
+  })
 
   const page = rows.slice(0, args.limit)
   const headlines = new Map<string, string>()
