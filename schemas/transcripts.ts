@@ -13,3 +13,8 @@ export const DownloadQuery = Type.Object(
 export const TranscriptBody = Type.Object({ email: Type.Optional(Email) }, { additionalProperties: false })
 
 export const TranscriptQueued = Type.Object({ queued: Type.Literal(true), jobId: Uuid })
+
+/** Optional: a client that retries with the same key never gets a second mail. */
+export const TranscriptHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+})

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../schemas/common.js'
-import { ConversationIdParams, DownloadQuery, TranscriptBody, TranscriptQueued } from '../../schemas/transcripts.js'
+import { ConversationIdParams, DownloadQuery, TranscriptBody, TranscriptHeaders, TranscriptQueued } from '../../schemas/transcripts.js'
 import { findConversationForCaller } from '../../src/conversations/access.js'
 import { conversationNotFound } from '../../src/errors.js'
 import { CONTENT_TYPES, loadConversationView, renderTranscript } from '../../src/transcripts/render.js'
@@ -51,8 +51,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['conversations'],
         summary: 'E-mail the transcript (durable job, retried while SMTP is down)',
         params: ConversationIdParams,
+        headers: TranscriptHeaders,
         body: TranscriptBody,
-        response: { 200: TranscriptQueued, ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: TranscriptQueued, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
       // No body at all means {}: the widget may POST without one.
       preValidation: async (request) => {
@@ -61,7 +62,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const row = await findConversationForCaller(app.db, request, request.params.id)
-      const { jobId } = await requestTranscript(app, request, row, request.body?.email)
+      const { jobId } = await requestTranscript(app, request, row, request.body?.email, request.headers['idempotency-key'])
       return { queued: true as const, jobId }
     },
   )

@@ -1,8 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { v7 as uuidv7 } from 'uuid'
+import { v5 as uuidv5, v7 as uuidv7 } from 'uuid'
 import type { ConversationRow } from '../conversations/access.js'
-import { AppError, badRequest, forbidden } from '../errors.js'
+import { AppError, badRequest, conflict, forbidden } from '../errors.js'
 import { TRANSCRIPT_QUEUE, type TranscriptJob } from './worker.js'
+
+/** Namespace of request ids derived from an Idempotency-Key (any fixed UUID). */
+const IDEMPOTENCY_NS = 'a3c1e6f2-5b7d-4e0a-9c2b-7f4d1e8a6b90'
 
 export interface TranscriptQueued {
   jobId: string
@@ -15,10 +18,12 @@ export interface TranscriptQueued {
  *
  * - Who may send where: a member names any address (default: the guest's); a visitor only its
  *   own guest's address (403 otherwise).
- * - The same request: same caller, conversation and address (case-insensitive), while the
- *   earlier one is still queued or younger than TRANSCRIPT_DEDUPE_WINDOW_S. A retried HTTP call
- *   then gets the first jobId back and no second mail is sent (the mail is rendered at send
- *   time, so it would have been identical anyway).
+ * - The same request: with an Idempotency-Key header, the same key from the same caller on
+ *   the same conversation (forever; the key with another address is 409). Without one: same
+ *   caller, conversation and address (case-insensitive), while the earlier request is still
+ *   queued or younger than TRANSCRIPT_DEDUPE_WINDOW_S. A retried HTTP call then gets the first
+ *   jobId back and no second mail is sent (the mail is rendered at send time, so it would have
+ *   been identical anyway).
  * - The request row's id is the pg-boss job id and singleton key: one row, one job.
  * - Rate limit per conversation, counted on the rows themselves (exact across replicas and
  *   restarts): TRANSCRIPT_RATE_LIMIT_PER_HOUR in any rolling hour, else 429 with Retry-After.
@@ -29,6 +34,7 @@ export async function requestTranscript(
   request: FastifyRequest,
   conversation: ConversationRow,
   email: string | undefined,
+  idempotencyKey?: string,
 ): Promise<TranscriptQueued> {
   const [guest] = await app.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
   const guestEmail = guest?.email?.trim() ?? ''
@@ -52,7 +58,18 @@ export async function requestTranscript(
   const window = app.config.TRANSCRIPT_DEDUPE_WINDOW_S
   const result = await app.sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`transcript:${conversation.id}`}, 0))`
-    const [same] = await tx<{ id: string }[]>`
+    // With a key, the request id is derived from it: a replay finds its row, whenever it comes.
+    const keyed = idempotencyKey ? uuidv5(`${conversation.id}\n${requestedBy}\n${idempotencyKey}`, IDEMPOTENCY_NS) : null
+    if (keyed) {
+      const [first] = await tx<{ email: string }[]>`SELECT email FROM transcript_requests WHERE id = ${keyed}`
+      if (first) {
+        if (first.email.toLowerCase() !== target.toLowerCase()) {
+          throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another address')
+        }
+        return { jobId: keyed, deduplicated: true }
+      }
+    }
+    const [same] = keyed ? [] : await tx<{ id: string }[]>`
       SELECT id FROM transcript_requests
       WHERE conversation_id = ${conversation.id} AND requested_by = ${requestedBy} AND lower(email) = lower(${target})
         AND (status = 'queued' OR created_at > now() - make_interval(secs => ${window}))
@@ -71,7 +88,7 @@ export async function requestTranscript(
       })
     }
 
-    const id = uuidv7()
+    const id = keyed ?? uuidv7()
     await tx`
       INSERT INTO transcript_requests (id, workspace_id, conversation_id, email, requested_by)
       VALUES (${id}, ${conversation.workspaceId}, ${conversation.id}, ${target}, ${requestedBy})`

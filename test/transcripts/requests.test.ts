@@ -124,3 +124,32 @@ t.test('without SMTP_URL the mail is written to the log', async (t) => {
   t.match(parsed.text, /Gina Guest \(guest\): Hello, my order #123 never arrived/)
   await waitFor(async () => (await requestStatus(app, res.json().jobId)) === 'sent')
 })
+
+t.test('Idempotency-Key: the same key is the same request, whenever it is retried', async (t) => {
+  // No content window: only the key can make two calls one request here.
+  const { app } = await build(t, { env: { JOBS_WORKER: 'false', TRANSCRIPT_DEDUPE_WINDOW_S: '0' } })
+  const { ws, guest, conv } = await fixture(app)
+  const url = `/conversations/${conv}/transcript`
+  const post = (key: string | undefined, payload: object, headers = ws.agent.headers) =>
+    app.inject({ method: 'POST', url, headers: { ...headers, ...(key ? { 'idempotency-key': key } : {}) }, payload })
+
+  const a = await post('key-1', { email: 'x@example.test' })
+  t.equal(a.statusCode, 200)
+  await app.sql`UPDATE transcript_requests SET status = 'sent', created_at = now() - interval '2 hours'`
+  const replay = await post('key-1', { email: 'X@example.test' })
+  t.equal(replay.statusCode, 200)
+  t.equal(replay.json().jobId, a.json().jobId, 'same key, hours later: same job')
+  const reused = await post('key-1', { email: 'other@example.test' })
+  t.equal(reused.statusCode, 409)
+  t.equal(reused.json().code, 'IDEMPOTENCY_KEY_REUSED')
+  const b = await post('key-2', { email: 'x@example.test' })
+  t.not(b.json().jobId, a.json().jobId, 'another key: another request')
+  // Keys are per caller: the visitor's key-1 is its own request.
+  const v = await post('key-1', {}, guest.headers)
+  t.equal(v.statusCode, 200)
+  t.not(v.json().jobId, a.json().jobId)
+  const tooLong = await post('k'.repeat(256), {})
+  t.equal(tooLong.statusCode, 400)
+  const [{ n }] = (await app.sql`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'transcript-mail'`) as unknown as [{ n: number }]
+  t.equal(n, 3, 'one job per request')
+})
