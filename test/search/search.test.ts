@@ -142,6 +142,15 @@ t.test('search: query text is data', async (t) => {
   t.same(await ids('日本語'), [conv])
   const count = await app.sql`SELECT count(*)::int AS n FROM messages`
   t.equal(count[0]!.n, 1, 'nothing was dropped')
+
+  // The highlight markers cannot be forged from a message body.
+  const forger = await seedConversation(app, ws, decoy)
+  await seedMessages(app, forger, [{ body: '\uE000fake\uE001 <mark>also fake</mark> marker' }])
+  const res = await app.inject({ method: 'GET', url: '/conversations/search?q=marker', headers: ws.agent.headers })
+  const match: string = res.json().data[0].match
+  t.equal(match.match(/<mark>/g)?.length, 1, match)
+  t.ok(match.endsWith('<mark>marker</mark>'))
+  t.notOk(match.includes('<mark>also'), 'tags in the body are never markup (ts_headline drops them)')
 })
 
 t.test('search: cursor pagination visits every match once, in rank order', async (t) => {
