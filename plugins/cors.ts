@@ -51,7 +51,7 @@ export default fp(
         cb(null, {
           origin: isOpen ? true : origin !== undefined && allowed.has(origin),
           methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-          allowedHeaders: ['authorization', 'content-type', 'x-workspace-id', 'x-visitor-session', 'x-channel-token'],
+          allowedHeaders: ['authorization', 'content-type', 'x-workspace-id', 'x-visitor-session', 'x-channel-token', 'idempotency-key'],
           exposedHeaders: ['Content-Disposition', 'Retry-After', 'x-request-id'],
           maxAge: 600,
         })

@@ -12,6 +12,8 @@ import dbPlugin from '../plugins/db.js'
 import docsPlugin from '../plugins/docs.js'
 import errorsPlugin from '../plugins/errors.js'
 import eventsPlugin from '../plugins/events.js'
+import jobsPlugin from '../plugins/jobs.js'
+import mailPlugin from '../plugins/mail.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 import redisPlugin from '../plugins/redis.js'
 
@@ -52,6 +54,8 @@ export async function buildApp(opts: BuildOptions = {}) {
   await app.register(dbPlugin)
   await app.register(redisPlugin)
   await app.register(eventsPlugin)
+  await app.register(mailPlugin)
+  await app.register(jobsPlugin)
   await app.register(rateLimitPlugin)
   await app.register(authPlugin)
   await app.register(corsPlugin)

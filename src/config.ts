@@ -55,6 +55,21 @@ export const ConfigSchema = Type.Object({
   PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
+  /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */
+  PRESENCE_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  /** Search: at most this many matching messages (and guest conversations) are ranked per query. */
+  SEARCH_CANDIDATE_LIMIT: Type.Integer({ minimum: 100, maximum: 100000, default: 2000 }),
+  /** Run the pg-boss workers (transcript mail) inside this API process. */
+  JOBS_WORKER: Type.Boolean({ default: true }),
+  /** How often an idle worker polls its queue (pg-boss allows >= 0.5). */
+  JOBS_POLL_INTERVAL_S: Type.Number({ minimum: 0.5, default: 2 }),
+  /** Transcript mail retries: first delay, exponential backoff up to the max, this many attempts. */
+  TRANSCRIPT_RETRY_DELAY_S: Type.Integer({ minimum: 1, default: 30 }),
+  TRANSCRIPT_RETRY_DELAY_MAX_S: Type.Integer({ minimum: 1, default: 3600 }),
+  TRANSCRIPT_RETRY_LIMIT: Type.Integer({ minimum: 0, default: 16 }),
+  /** An identical transcript request (same caller, conversation, address) within this window is the same request. */
+  TRANSCRIPT_DEDUPE_WINDOW_S: Type.Integer({ minimum: 0, default: 60 }),
+  SMTP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -72,6 +87,9 @@ export function checkConfig(config: Config): Config {
   // Without an audience check, a token the same provider issued for another application would pass.
   if (config.AUTH_JWKS_URL && !config.AUTH_AUDIENCE) {
     throw new ConfigError('Invalid configuration: AUTH_AUDIENCE is required with AUTH_JWKS_URL')
+  }
+  if (config.PRESENCE_HEARTBEAT_MS !== undefined && config.PRESENCE_HEARTBEAT_MS * 4 > config.PRESENCE_TTL_S * 1000) {
+    throw new ConfigError('Invalid configuration: PRESENCE_HEARTBEAT_MS must be at most a quarter of PRESENCE_TTL_S')
   }
   return config
 }

@@ -28,8 +28,10 @@ export class CursorCodec {
     const invalid = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
     const [payload, tag, ...rest] = cursor.split('.')
     if (!payload || !tag || rest.length > 0) throw invalid()
-    const given = Buffer.from(tag, 'base64url')
-    const expected = this.tag(payload)
+    // Compare the canonical text, not decoded bytes: base64url's last character has spare bits,
+    // so a decoded comparison would accept a cursor whose final character was changed.
+    const given = Buffer.from(tag)
+    const expected = Buffer.from(this.tag(payload).toString('base64url'))
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid()
     let parsed: { p?: unknown; k?: unknown }
     try {

@@ -8,12 +8,20 @@ import type { Redis } from 'ioredis'
  *   refreshes it. A member is connected while any score is in the future, so a gateway that dies
  *   takes its sockets with it within the TTL.
  * - `${prefix}presence-away:${workspaceId}`: a hash userId -> '1' for members who chose "away".
+ * - `${prefix}presence-state:${workspaceId}`: a hash userId -> the status last announced
+ *   (`user:presence`); absent means offline. Changed only inside the gateway's Lua script, so a
+ *   transition is announced once however many gateways see it.
+ * - `${prefix}presence-index`: a sorted set of `${workspaceId}:${userId}` scored by the latest
+ *   expiry among that member's sockets; gateways sweep the entries in the past to announce the
+ *   members whose gateway died.
  */
 export type PresenceStatus = 'online' | 'away' | 'offline'
 
 export const presenceKeys = {
   sockets: (prefix: string, workspaceId: string, userId: string) => `${prefix}presence:${workspaceId}:${userId}`,
   away: (prefix: string, workspaceId: string) => `${prefix}presence-away:${workspaceId}`,
+  state: (prefix: string, workspaceId: string) => `${prefix}presence-state:${workspaceId}`,
+  index: (prefix: string) => `${prefix}presence-index`,
 }
 
 /** Presence of each of `userIds` (offline for anyone unknown). One round trip. */

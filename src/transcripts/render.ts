@@ -1,0 +1,135 @@
+import type postgres from 'postgres'
+import type { ConversationView } from '../../schemas/conversations.js'
+import { iso } from '../time.js'
+import {
+  CONVERSATION_FROM,
+  CONVERSATION_SELECT,
+  toConversationView,
+  toMessageView,
+  type ConversationRecord,
+  type MessageRecord,
+} from '../conversations/view.js'
+
+export const TRANSCRIPT_FORMATS = ['txt', 'json', 'html'] as const
+export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number]
+
+export const CONTENT_TYPES: Record<TranscriptFormat, string> = {
+  txt: 'text/plain; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+}
+
+/** Messages read per query: one batch is the most a transcript ever holds in memory. */
+export const TRANSCRIPT_BATCH = 1000
+
+/** The conversation as the API shows it; null when missing or deleted. */
+export async function loadConversationView(sql: postgres.Sql, id: string): Promise<ConversationView | null> {
+  const [row] = await sql<ConversationRecord[]>`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.id = ${id} AND c.deleted_at IS NULL`
+  return row ? toConversationView(row) : null
+}
+
+/**
+ * All messages of a conversation in order, read in keyset batches over
+ * messages_conversation_idx (conversation_id, created_at, id). Each batch is its own short
+ * query, so a slow reader never pins a pooled connection; the key is the raw timestamptz text
+ * (microseconds kept), so no message is skipped or repeated between batches.
+ */
+export async function* messageBatches(sql: postgres.Sql, conversationId: string, batch = TRANSCRIPT_BATCH): AsyncGenerator<MessageRecord[]> {
+  let after: { t: string; id: string } | null = null
+  for (;;) {
+    const rows: MessageRecord[] = await sql<MessageRecord[]>`
+      SELECT id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
+             sender_name AS "senderName", body, created_at AS "createdAt"
+      FROM messages
+      WHERE conversation_id = ${conversationId}
+        ${after ? sql`AND (created_at, id) > (${after.t}::timestamptz, ${after.id}::uuid)` : sql``}
+      ORDER BY created_at, id
+      LIMIT ${batch}`
+    if (rows.length === 0) return
+    yield rows
+    if (rows.length < batch) return
+    const last = rows[rows.length - 1]!
+    after = { t: last.createdAt, id: last.id }
+  }
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+
+/** One line for names in the text format: a name cannot fake a new message line. */
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim()
+
+const senderLabel = (m: MessageRecord) =>
+  m.senderType === 'GUEST' ? 'guest' : m.senderType === 'AGENT' ? 'agent' : 'system'
+
+/**
+ * The transcript as a sequence of text chunks (one per batch of messages), for a streamed
+ * response or a streamed mail part. `exportedAt` is passed in so both mail parts agree.
+ */
+export async function* renderTranscript(
+  sql: postgres.Sql,
+  conversation: ConversationView,
+  format: TranscriptFormat,
+  exportedAt = new Date().toISOString(),
+): AsyncGenerator<string> {
+  const c = conversation
+  if (format === 'txt') {
+    yield [
+      `Transcript of conversation ${c.id}`,
+      `Guest: ${oneLine(c.guest.name)}${c.guest.email ? ` <${oneLine(c.guest.email)}>` : ''}`,
+      `Started: ${c.createdAt}`,
+      `Status: ${c.status}`,
+      `Exported: ${exportedAt}`,
+      '',
+      '',
+    ].join('\n')
+    for await (const batch of messageBatches(sql, c.id)) {
+      yield batch
+        .map((m) => {
+          // Continuation lines are indented, so every message line starts with its timestamp.
+          const body = m.body.replace(/\r\n?/g, '\n').split('\n').join('\n    ')
+          return `[${iso(m.createdAt)}] ${oneLine(m.senderName)} (${senderLabel(m)}): ${body}\n`
+        })
+        .join('')
+    }
+    return
+  }
+  if (format === 'json') {
+    yield `{"conversation":${JSON.stringify(c)},"exportedAt":${JSON.stringify(exportedAt)},"messages":[`
+    let first = true
+    for await (const batch of messageBatches(sql, c.id)) {
+      const items = batch.map((m) => JSON.stringify(toMessageView(m))).join(',\n')
+      yield (first ? '\n' : ',\n') + items
+      first = false
+    }
+    yield '\n]}\n'
+    return
+  }
+  const title = `Transcript of conversation ${c.id}`
+  yield `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>
+body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#222}
+ol{list-style:none;padding:0}li{margin:.75rem 0;padding:.5rem .75rem;border-radius:.5rem;background:#f3f4f6}
+li.agent{background:#e0ecff}li.system{background:#fff;color:#666;font-style:italic}
+.meta{font-size:.8rem;color:#555}.body{white-space:pre-wrap;overflow-wrap:anywhere}
+</style></head><body>
+<h1>${escapeHtml(title)}</h1>
+<p>Guest: ${escapeHtml(c.guest.name)}${c.guest.email ? ` &lt;${escapeHtml(c.guest.email)}&gt;` : ''}<br>
+Started: <time datetime="${c.createdAt}">${c.createdAt}</time><br>Status: ${escapeHtml(c.status)}<br>
+Exported: <time datetime="${exportedAt}">${exportedAt}</time></p>
+<ol class="messages">
+`
+  for await (const batch of messageBatches(sql, c.id)) {
+    yield batch
+      .map((m) => {
+        const at = iso(m.createdAt)
+        return `<li class="${senderLabel(m)}"><div class="meta"><span class="sender">${escapeHtml(m.senderName)}</span> · <time datetime="${at}">${at}</time></div><div class="body">${escapeHtml(m.body)}</div></li>\n`
+      })
+      .join('')
+  }
+  yield '</ol>\n</body></html>\n'
+}

@@ -1,0 +1,102 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { v5 as uuidv5, v7 as uuidv7 } from 'uuid'
+import type { ConversationRow } from '../conversations/access.js'
+import { AppError, badRequest, conflict, forbidden } from '../errors.js'
+import { TRANSCRIPT_QUEUE, type TranscriptJob } from './worker.js'
+
+/** Namespace of request ids derived from an Idempotency-Key (any fixed UUID). */
+const IDEMPOTENCY_NS = 'a3c1e6f2-5b7d-4e0a-9c2b-7f4d1e8a6b90'
+
+export interface TranscriptQueued {
+  jobId: string
+  /** True when an identical request was already queued: no second mail. */
+  deduplicated: boolean
+}
+
+/**
+ * Records a transcript e-mail request and enqueues its job in one transaction.
+ *
+ * - Who may send where: a member names any address (default: the guest's); a visitor only its
+ *   own guest's address (403 otherwise).
+ * - The same request: with an Idempotency-Key header, the same key from the same caller on
+ *   the same conversation (forever; the key with another address is 409). Without one: same
+ *   caller, conversation and address (case-insensitive), while the earlier request is still
+ *   queued or younger than TRANSCRIPT_DEDUPE_WINDOW_S. A retried HTTP call then gets the first
+ *   jobId back and no second mail is sent (the mail is rendered at send time, so it would have
+ *   been identical anyway).
+ * - The request row's id is the pg-boss job id and singleton key: one row, one job.
+ * - Rate limit per conversation, counted on the rows themselves (exact across replicas and
+ *   restarts): TRANSCRIPT_RATE_LIMIT_PER_HOUR in any rolling hour, else 429 with Retry-After.
+ * A per-conversation advisory lock serialises these checks against concurrent requests.
+ */
+export async function requestTranscript(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  conversation: ConversationRow,
+  email: string | undefined,
+  idempotencyKey?: string,
+): Promise<TranscriptQueued> {
+  const [guest] = await app.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
+  const guestEmail = guest?.email?.trim() ?? ''
+  let target: string
+  let requestedBy: string
+  if (request.member) {
+    target = email ?? guestEmail
+    requestedBy = `member:${request.member.userId}`
+  } else if (request.visitor) {
+    if (email !== undefined && email.toLowerCase() !== guestEmail.toLowerCase()) {
+      throw forbidden('A visitor may only send the transcript to its own e-mail address')
+    }
+    target = guestEmail
+    requestedBy = `guest:${request.visitor.guestId}`
+  } else {
+    throw forbidden()
+  }
+  if (!target) throw badRequest('The guest has no e-mail address: name one in email', 'EMAIL_REQUIRED')
+
+  const limit = app.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
+  const window = app.config.TRANSCRIPT_DEDUPE_WINDOW_S
+  const result = await app.sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`transcript:${conversation.id}`}, 0))`
+    // With a key, the request id is derived from it: a replay finds its row, whenever it comes.
+    const keyed = idempotencyKey ? uuidv5(`${conversation.id}\n${requestedBy}\n${idempotencyKey}`, IDEMPOTENCY_NS) : null
+    if (keyed) {
+      const [first] = await tx<{ email: string }[]>`SELECT email FROM transcript_requests WHERE id = ${keyed}`
+      if (first) {
+        if (first.email.toLowerCase() !== target.toLowerCase()) {
+          throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another address')
+        }
+        return { jobId: keyed, deduplicated: true }
+      }
+    }
+    const [same] = keyed ? [] : await tx<{ id: string }[]>`
+      SELECT id FROM transcript_requests
+      WHERE conversation_id = ${conversation.id} AND requested_by = ${requestedBy} AND lower(email) = lower(${target})
+        AND (status = 'queued' OR created_at > now() - make_interval(secs => ${window}))
+      ORDER BY created_at DESC LIMIT 1`
+    if (same) return { jobId: same.id, deduplicated: true }
+
+    const [usage] = await tx<{ n: number; retryAfter: number | null }[]>`
+      SELECT count(*)::int AS n,
+             ceil(extract(epoch FROM min(created_at) + interval '1 hour' - now()))::int AS "retryAfter"
+      FROM transcript_requests
+      WHERE conversation_id = ${conversation.id} AND created_at > now() - interval '1 hour'`
+    if (usage && usage.n >= limit) {
+      const retryAfter = Math.max(1, usage.retryAfter ?? 3600)
+      throw new AppError(429, 'RATE_LIMITED', `Too many transcript requests for this conversation, retry in ${retryAfter} s`, {
+        'retry-after': String(retryAfter),
+      })
+    }
+
+    const id = keyed ?? uuidv7()
+    await tx`
+      INSERT INTO transcript_requests (id, workspace_id, conversation_id, email, requested_by)
+      VALUES (${id}, ${conversation.workspaceId}, ${conversation.id}, ${target}, ${requestedBy})`
+    const data: TranscriptJob = { requestId: id }
+    const jobId = await app.jobs.boss.send(TRANSCRIPT_QUEUE, data, { id, singletonKey: id, db: app.jobs.executor(tx) })
+    if (jobId !== id) throw new Error(`transcript job was not enqueued (${jobId})`)
+    return { jobId: id, deduplicated: false }
+  })
+  if (!result.deduplicated) app.jobs.wake(TRANSCRIPT_QUEUE)
+  return result
+}

@@ -1,0 +1,195 @@
+import t from 'tap'
+import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { seedConversation, seedMessages } from './seed.js'
+
+type Item = { id: string; match: string; guest: { name: string } }
+
+t.test('search: messages and guests, ranked, scoped, highlighted, paginated', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const search = async (q: string, extra: Record<string, string> = {}, headers = ws.agent.headers) => {
+    const qs = new URLSearchParams({ q, ...extra }).toString()
+    return app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers })
+  }
+
+  const alice = await seedGuest(app, ws, 'Alice Wonder', 'alice@wonder.test')
+  const bob = await seedGuest(app, ws, 'Bob Builder', 'bob@builder.test')
+  const carol = await seedGuest(app, ws, 'Carol', 'carol@example.test')
+
+  const refund = await seedConversation(app, ws, alice)
+  await seedMessages(app, refund, [
+    { body: 'Hi, I would like a refund for order 42' },
+    { body: 'A refund? Sure, refund started.', senderType: 'AGENT' },
+  ])
+  const shipping = await seedConversation(app, ws, bob)
+  await seedMessages(app, shipping, [{ body: 'Where is my parcel? Shipping takes ages, maybe a refund then' }])
+  const closed = await seedConversation(app, ws, carol, { status: 'RESOLVED' })
+  await seedMessages(app, closed, [{ body: 'Old closed chat about the <b>warranty</b> & stuff' }])
+  const deleted = await seedConversation(app, ws, carol, { deleted: true })
+  await seedMessages(app, deleted, [{ body: 'refund warranty secret deleted' }])
+
+  // Another workspace with the same words never shows up.
+  const other = await seedWorkspace(app, 'Other')
+  const stranger = await seedGuest(app, other, 'Alice Other', 'alice@other.test')
+  const foreign = await seedConversation(app, other, stranger)
+  await seedMessages(app, foreign, [{ body: 'refund refund refund warranty' }])
+
+  const r1 = await search('refund')
+  t.equal(r1.statusCode, 200)
+  const ids1 = r1.json().data.map((i: Item) => i.id)
+  t.same(ids1, [refund, shipping], 'best match first, deleted and other workspaces absent')
+  t.equal(r1.json().nextCursor, null)
+  const first = r1.json().data[0]
+  t.match(first.match, /<mark>refund<\/mark>/i)
+  t.equal(first.guest.name, 'Alice Wonder')
+  t.equal(first.status, 'OPEN')
+
+  const closedHit = await search('warranty')
+  t.same(closedHit.json().data.map((i: Item) => i.id), [closed], 'resolved conversations are searched too')
+  const m = closedHit.json().data[0].match as string
+  t.match(m, /<mark>warranty<\/mark>/)
+  t.notOk(/<b>/.test(m), 'no raw markup from the body')
+  t.ok(m.includes('&#38;'), 'the rest is HTML-escaped')
+
+  // Guest name / e-mail substrings (3+ chars), exact names first.
+  const byName = await search('wonder')
+  t.same(byName.json().data.map((i: Item) => i.id), [refund])
+  t.match(byName.json().data[0].match, /<mark>Wonder<\/mark>/)
+  const byEmail = await search('builder.te')
+  t.same(byEmail.json().data.map((i: Item) => i.id), [shipping])
+  t.match(byEmail.json().data[0].match, /bob@<mark>builder\.te<\/mark>st/)
+  const carolOnly = await search('Carol')
+  t.same(carolOnly.json().data.map((i: Item) => i.id), [closed], "the guest's deleted conversation stays out")
+  const combined = await search('refund order')
+  t.same(combined.json().data.map((i: Item) => i.id), [refund], 'both words must match one message (websearch AND)')
+  const orQuery = await search('parcel or warranty')
+  t.same(orQuery.json().data.map((i: Item) => i.id).sort(), [closed, shipping].sort(), 'websearch syntax: or')
+  const phrase = await search('"refund started"')
+  t.same(phrase.json().data.map((i: Item) => i.id), [refund], 'websearch syntax: phrase')
+  const negated = await search('refund -parcel')
+  t.same(negated.json().data.map((i: Item) => i.id), [refund], 'websearch syntax: negation')
+
+  // Validation of q, limit and cursor.
+  for (const q of ['x', 'y'.repeat(201)]) {
+    const bad = await search(q)
+    t.equal(bad.statusCode, 400, `q of ${q.length} chars`)
+    t.equal(bad.json().code, 'VALIDATION_ERROR')
+    t.match(bad.json().message, /q/)
+  }
+  const missing = await app.inject({ method: 'GET', url: '/conversations/search', headers: ws.agent.headers })
+  t.equal(missing.statusCode, 400)
+  t.equal((await search('refund', { limit: '0' })).statusCode, 400)
+  t.equal((await search('refund', { limit: '101' })).statusCode, 400)
+  const tampered = await search('refund', { cursor: 'abc.def' })
+  t.equal(tampered.statusCode, 400)
+  t.equal(tampered.json().code, 'INVALID_CURSOR')
+
+  // Who may search.
+  const anon = await app.inject({ method: 'GET', url: '/conversations/search?q=refund' })
+  t.equal(anon.statusCode, 401)
+  const visitor = await app.inject({ method: 'GET', url: '/conversations/search?q=refund', headers: alice.headers })
+  t.equal(visitor.statusCode, 401, 'visitors cannot search')
+  const otherTenant = await search('refund', {}, other.owner.headers)
+  t.same(otherTenant.json().data.map((i: Item) => i.id), [foreign])
+})
+
+t.test('search: query text is data', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws, "O'Brien \\ 100%_done", 'ob@example.test')
+  const conv = await seedConversation(app, ws, guest)
+  await seedMessages(app, conv, [{ body: 'Ünïcödé café 😀 日本語 naïve' }])
+  const decoy = await seedGuest(app, ws, 'Plain Name', 'plain@example.test')
+  await seedConversation(app, ws, decoy)
+
+  const hostile = [
+    "'; DROP TABLE messages; --",
+    "O'Brien",
+    'back\\slash',
+    '\\\\',
+    '& | ! : * ( )',
+    '!!',
+    ':*',
+    'a:* & !b | (c <-> d)',
+    '"unterminated',
+    '((((',
+    '%%%',
+    '___',
+    '100%_',
+    '\u0000nul\u0000',
+    '😀😀',
+    'Ünïcödé',
+    '日本語',
+    'x'.repeat(200),
+  ]
+  for (const q of hostile) {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/conversations/search?q=${encodeURIComponent(q)}`,
+      headers: ws.agent.headers,
+    })
+    t.equal(res.statusCode, 200, `q=${JSON.stringify(q)}`)
+  }
+  const ids = async (q: string) =>
+    (
+      await app.inject({ method: 'GET', url: `/conversations/search?q=${encodeURIComponent(q)}`, headers: ws.agent.headers })
+    ).json().data.map((i: Item) => i.id)
+  t.same(await ids('%%%'), [], 'LIKE wildcards are literal, not match-all')
+  t.same(await ids('___'), [])
+  t.same(await ids('100%_'), [conv], 'a literal % and _ in a name match')
+  t.same(await ids("O'Brien"), [conv])
+  t.same(await ids('ünïcödé'), [conv], 'unicode, case-insensitive')
+  t.same(await ids('日本語'), [conv])
+  const count = await app.sql`SELECT count(*)::int AS n FROM messages`
+  t.equal(count[0]!.n, 1, 'nothing was dropped')
+
+  // The highlight markers cannot be forged from a message body.
+  const forger = await seedConversation(app, ws, decoy)
+  await seedMessages(app, forger, [{ body: '\uE000fake\uE001 <mark>also fake</mark> marker' }])
+  const res = await app.inject({ method: 'GET', url: '/conversations/search?q=marker', headers: ws.agent.headers })
+  const match: string = res.json().data[0].match
+  t.equal(match.match(/<mark>/g)?.length, 1, match)
+  t.ok(match.endsWith('<mark>marker</mark>'))
+  t.notOk(match.includes('<mark>also'), 'tags in the body are never markup (ts_headline drops them)')
+})
+
+t.test('search: cursor pagination visits every match once, in rank order', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const expected: string[] = []
+  for (let i = 0; i < 23; i++) {
+    const g = await seedGuest(app, ws, `Guest ${i}`, `g${i}@example.test`)
+    const c = await seedConversation(app, ws, g)
+    // Varying term frequency gives varying ranks, with ties among equal ones.
+    await seedMessages(app, c, [{ body: `${'ticket '.repeat((i % 4) + 1)}number ${i}` }])
+    expected.push(c)
+  }
+  const seen: string[] = []
+  let cursor: string | null = null
+  let pages = 0
+  do {
+    const qs: string = new URLSearchParams({ q: 'ticket', limit: '5', ...(cursor ? { cursor } : {}) }).toString()
+    const res: { statusCode: number; json(): { data: Item[]; nextCursor: string | null } } = await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
+    t.equal(res.statusCode, 200)
+    const body: { data: Item[]; nextCursor: string | null } = res.json()
+    seen.push(...body.data.map((i: Item) => i.id))
+    pages++
+    cursor = body.nextCursor
+    if (pages === 1) {
+      const reused = await app.inject({
+        method: 'GET',
+        url: `/conversations/search?${new URLSearchParams({ q: 'other', cursor: body.nextCursor ?? '' })}`,
+        headers: ws.agent.headers,
+      })
+      t.equal(reused.statusCode, 400, 'a cursor is bound to its query')
+      t.equal(reused.json().code, 'INVALID_CURSOR')
+    }
+  } while (cursor && pages < 10)
+  t.equal(pages, 5)
+  t.equal(seen.length, 23)
+  t.same([...seen].sort(), [...expected].sort(), 'every match exactly once')
+  const all = await app.inject({ method: 'GET', url: '/conversations/search?q=ticket&limit=100', headers: ws.agent.headers })
+  t.same(seen, all.json().data.map((i: Item) => i.id), 'pages follow the one ranked order')
+  // More repetitions of the word rank higher: the top hits say it four times.
+  t.match(all.json().data[0].match, /(<mark>ticket<\/mark> ){3}<mark>ticket<\/mark>/)
+})

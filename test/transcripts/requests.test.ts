@@ -1,0 +1,155 @@
+import { simpleParser } from 'mailparser'
+import t from 'tap'
+import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { seedConversation, seedMessages } from '../search/seed.js'
+import { waitFor } from './smtp.js'
+
+/** Short retries and polling so the outage and restart cases finish in seconds. */
+const fast = {
+  JOBS_POLL_INTERVAL_S: '0.5',
+  TRANSCRIPT_RETRY_DELAY_S: '1',
+  TRANSCRIPT_RETRY_DELAY_MAX_S: '1',
+  SMTP_TIMEOUT_MS: '2000',
+}
+
+async function requestStatus(app: { sql: import('postgres').Sql }, id: string): Promise<string | undefined> {
+  const [row] = await app.sql<{ status: string }[]>`SELECT status FROM transcript_requests WHERE id = ${id}`
+  return row?.status
+}
+
+async function fixture(app: Parameters<typeof seedWorkspace>[0]) {
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws, 'Gina Guest', 'gina@example.test')
+  const conv = await seedConversation(app, ws, guest)
+  await seedMessages(app, conv, [
+    { body: 'Hello, my order #123 never arrived' },
+    { body: 'Sorry! I am checking <b>now</b>', senderType: 'AGENT', senderName: 'Agnes Agent' },
+    { body: 'Thanks <script>alert(1)</script>' },
+  ])
+  return { ws, guest, conv }
+}
+
+t.test('visitor rules, validation and tenancy', async (t) => {
+  const { app } = await build(t, { env: { JOBS_WORKER: 'false' } })
+  const { ws, guest, conv } = await fixture(app)
+  const url = `/conversations/${conv}/transcript`
+
+  const elsewhere = await app.inject({ method: 'POST', url, headers: guest.headers, payload: { email: 'someone@else.test' } })
+  t.equal(elsewhere.statusCode, 403)
+  t.equal(elsewhere.json().code, 'FORBIDDEN')
+
+  const own = await app.inject({ method: 'POST', url, headers: guest.headers, payload: { email: 'GINA@example.test' } })
+  t.equal(own.statusCode, 200, "a visitor may name its own guest's address (any case)")
+  const noBody = await app.inject({ method: 'POST', url, headers: guest.headers })
+  t.equal(noBody.statusCode, 200, 'no body: the guest address')
+  t.equal(noBody.json().jobId, own.json().jobId, 'the same request again: the same job')
+
+  const [row] = await app.sql`SELECT email, requested_by, status FROM transcript_requests WHERE id = ${own.json().jobId}`
+  t.match(row, { email: 'gina@example.test', requested_by: `guest:${guest.guestId}`, status: 'queued' })
+
+  const unknown = await app.inject({ method: 'POST', url, headers: ws.agent.headers, payload: { email: 'a@b.test', to: 'x' } })
+  t.equal(unknown.statusCode, 400)
+  t.match(unknown.json().message, /to/)
+  const invalid = await app.inject({ method: 'POST', url, headers: ws.agent.headers, payload: { email: 'not an address' } })
+  t.equal(invalid.statusCode, 400)
+  t.equal(invalid.json().code, 'VALIDATION_ERROR')
+  const header = await app.inject({
+    method: 'POST',
+    url,
+    headers: ws.agent.headers,
+    payload: { email: 'a@b.test\r\nBcc: victim@example.test' },
+  })
+  t.equal(header.statusCode, 400, 'no header injection through the address')
+
+  const otherGuest = await seedGuest(app, ws, 'Other')
+  const foreign = await app.inject({ method: 'POST', url, headers: otherGuest.headers, payload: {} })
+  t.equal(foreign.statusCode, 404)
+  const ws2 = await seedWorkspace(app, 'Other Co')
+  const tenant = await app.inject({ method: 'POST', url, headers: ws2.owner.headers, payload: { email: 'x@y.test' } })
+  t.equal(tenant.statusCode, 404)
+  t.equal(tenant.json().code, 'CONVERSATION_NOT_FOUND')
+  const anon = await app.inject({ method: 'POST', url, payload: {} })
+  t.equal(anon.statusCode, 401)
+
+  // A guest without an address: the member must name one.
+  const silent = await seedGuest(app, ws, 'No Mail', '')
+  const conv2 = await seedConversation(app, ws, silent)
+  const none = await app.inject({ method: 'POST', url: `/conversations/${conv2}/transcript`, headers: ws.agent.headers, payload: {} })
+  t.equal(none.statusCode, 400)
+  t.equal(none.json().code, 'EMAIL_REQUIRED')
+
+  const [{ n }] = (await app.sql`SELECT count(*)::int AS n FROM transcript_requests`) as unknown as [{ n: number }]
+  t.equal(n, 1, 'refused requests left no rows')
+})
+
+t.test('rate limit per conversation: 429 with Retry-After', async (t) => {
+  const { app } = await build(t, { env: { JOBS_WORKER: 'false', TRANSCRIPT_RATE_LIMIT_PER_HOUR: '2' } })
+  const { ws, conv } = await fixture(app)
+  const url = `/conversations/${conv}/transcript`
+  for (const email of ['a@x.test', 'b@x.test']) {
+    const ok = await app.inject({ method: 'POST', url, headers: ws.agent.headers, payload: { email } })
+    t.equal(ok.statusCode, 200)
+  }
+  const limited = await app.inject({ method: 'POST', url, headers: ws.agent.headers, payload: { email: 'c@x.test' } })
+  t.equal(limited.statusCode, 429)
+  t.equal(limited.json().code, 'RATE_LIMITED')
+  const retryAfter = Number(limited.headers['retry-after'])
+  t.ok(retryAfter > 3500 && retryAfter <= 3600, `Retry-After ${retryAfter}`)
+  // A retry of an accepted request is not a new request: not limited, same job.
+  const again = await app.inject({ method: 'POST', url, headers: ws.agent.headers, payload: { email: 'a@x.test' } })
+  t.equal(again.statusCode, 200)
+  // Another conversation has its own budget.
+  const conv2 = await seedConversation(app, ws, await seedGuest(app, ws, 'Second', 'second@example.test'))
+  const second = await app.inject({ method: 'POST', url: `/conversations/${conv2}/transcript`, headers: ws.agent.headers, payload: {} })
+  t.equal(second.statusCode, 200)
+  // Concurrent requests cannot overshoot the limit.
+  const conv3 = await seedConversation(app, ws, await seedGuest(app, ws, 'Third', 'third@example.test'))
+  const burst = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      app.inject({ method: 'POST', url: `/conversations/${conv3}/transcript`, headers: ws.agent.headers, payload: { email: `p${i}@x.test` } }),
+    ),
+  )
+  t.same(burst.map((r) => r.statusCode).sort(), [200, 200, 429, 429, 429, 429])
+})
+
+t.test('without SMTP_URL the mail is written to the log', async (t) => {
+  const { app, logs } = await build(t, { env: { ...fast, SMTP_URL: undefined }, captureLogs: true })
+  const { ws, conv } = await fixture(app)
+  const res = await app.inject({ method: 'POST', url: `/conversations/${conv}/transcript`, headers: ws.agent.headers, payload: {} })
+  t.equal(res.statusCode, 200)
+  const line = await waitFor(() => logs.find((l) => (l as { mail?: unknown }).mail))
+  const mail = (line as unknown as { mail: { to: string; raw: string } }).mail
+  t.equal(mail.to, 'gina@example.test')
+  const parsed = await simpleParser(mail.raw)
+  t.match(parsed.text, /Gina Guest \(guest\): Hello, my order #123 never arrived/)
+  await waitFor(async () => (await requestStatus(app, res.json().jobId)) === 'sent')
+})
+
+t.test('Idempotency-Key: the same key is the same request, whenever it is retried', async (t) => {
+  // No content window: only the key can make two calls one request here.
+  const { app } = await build(t, { env: { JOBS_WORKER: 'false', TRANSCRIPT_DEDUPE_WINDOW_S: '0' } })
+  const { ws, guest, conv } = await fixture(app)
+  const url = `/conversations/${conv}/transcript`
+  const post = (key: string | undefined, payload: object, headers = ws.agent.headers) =>
+    app.inject({ method: 'POST', url, headers: { ...headers, ...(key ? { 'idempotency-key': key } : {}) }, payload })
+
+  const a = await post('key-1', { email: 'x@example.test' })
+  t.equal(a.statusCode, 200)
+  await app.sql`UPDATE transcript_requests SET status = 'sent', created_at = now() - interval '2 hours'`
+  const replay = await post('key-1', { email: 'X@example.test' })
+  t.equal(replay.statusCode, 200)
+  t.equal(replay.json().jobId, a.json().jobId, 'same key, hours later: same job')
+  const reused = await post('key-1', { email: 'other@example.test' })
+  t.equal(reused.statusCode, 409)
+  t.equal(reused.json().code, 'IDEMPOTENCY_KEY_REUSED')
+  const b = await post('key-2', { email: 'x@example.test' })
+  t.not(b.json().jobId, a.json().jobId, 'another key: another request')
+  // Keys are per caller: the visitor's key-1 is its own request.
+  const v = await post('key-1', {}, guest.headers)
+  t.equal(v.statusCode, 200)
+  t.not(v.json().jobId, a.json().jobId)
+  const tooLong = await post('k'.repeat(256), {})
+  t.equal(tooLong.statusCode, 400)
+  const [{ n }] = (await app.sql`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'transcript-mail'`) as unknown as [{ n: number }]
+  t.equal(n, 3, 'one job per request')
+})
