@@ -23,7 +23,7 @@ import { fmtDuration, fmtInt, step } from './lib/progress.js'
 import { scenarioTable, target, targetTable, type Target } from './lib/report.js'
 import { seed, type SeedResult, type SeedWorkspace } from './lib/seed.js'
 import { memoryOf, startChild, type Child } from './lib/server.js'
-import { COMMON_WORD, RARE_TOKEN } from './lib/words.js'
+import { COMMON_WORD, FREQUENT_WORD, RARE_TOKEN } from './lib/words.js'
 import { resolveList, sectionQuery } from '../src/conversations/lists.js'
 import { listPageOne, listSectionAfter } from './list-sql.js'
 
@@ -40,6 +40,8 @@ const ALL_SCENARIOS = [
   'unread-small',
   'search-rare',
   'search-common',
+  'search-frequent',
+  'search-rare-1c',
   'get-conversation',
   'post-message',
   'webhook-a',
@@ -376,6 +378,26 @@ async function main() {
       fixedWord: true,
     },
     {
+      id: 'search-frequent',
+      label: `GET /conversations/search frequent word`,
+      kind: 'read',
+      method: 'GET',
+      path: `/conversations/search?q=${FREQUENT_WORD}`,
+      headers: hLarge,
+      fixedWord: true,
+    },
+    {
+      id: 'search-rare-1c',
+      label: `GET /conversations/search rare word, 1 connection`,
+      kind: 'read',
+      method: 'GET',
+      path: `/conversations/search?q=${RARE_TOKEN}`,
+      headers: hLarge,
+      fixedWord: true,
+      connections: 1,
+      note: 'single client: latency without queueing',
+    },
+    {
       id: 'get-conversation',
       label: 'GET /conversations/:id',
       kind: 'read',
@@ -470,6 +492,7 @@ async function main() {
   const reads = results.filter((r) => r.kind === 'read' && r.status === 'ok')
   const worstRead = reads.reduce<Measurement | undefined>((w, r) => (!w || (r.p99 ?? 0) > (w.p99 ?? 0) ? r : w), undefined)
   const searchRare = by('search-rare')
+  const rare1c = by('search-rare-1c')
   const targets: Target[] = [
     target('list page 1 req/s ÷ raw-SQL ceiling req/s', ratio(page1?.rps, by('ceiling-sql')?.rps), '>=', 0.6),
     target('deep page p50 ÷ page 1 p50', ratio(by('list-deep')?.p50, page1?.p50), '<=', 1.3, '', deepNote),
@@ -479,16 +502,37 @@ async function main() {
       '<=',
       1.3,
     ),
-    target('search (rare word) p50', searchRare?.p50, '<', 50, ' ms'),
     target(
-      'ILIKE query time ÷ search (rare word) p50',
-      ratio(sqlChecks?.ilikeMs, searchRare?.p50),
+      `search (rare word) p50 at ${opts.connections} connections`,
+      searchRare?.p50,
+      '<',
+      50,
+      ' ms',
+      rare1c ? `1 connection: p50 ${rare1c.p50} ms, p99 ${rare1c.p99} ms` : undefined,
+    ),
+    // Like with like: the ILIKE query runs once with nothing else in flight, so it is compared
+    // with the endpoint's single-client p50 (the whole HTTP request, more work than the SQL).
+    target(
+      `ILIKE query time ÷ search (rare word) p50 at ${rare1c ? '1 connection' : `${opts.connections} connections`}`,
+      ratio(sqlChecks?.ilikeMs, (rare1c ?? searchRare)?.p50),
       '>=',
       20,
       '×',
-      sqlChecks ? `ILIKE ${fmtInt(sqlChecks.ilikeMs)} ms once; FTS SQL ${sqlChecks.ftsMs.toFixed(1)} ms` : undefined,
+      sqlChecks
+        ? `ILIKE ${fmtInt(sqlChecks.ilikeMs)} ms once; same query with the FTS index ${sqlChecks.ftsMs.toFixed(1)} ms` +
+            (searchRare?.p50 ? `; ÷ p50 at ${opts.connections} conn.: ${fmtInt(sqlChecks.ilikeMs / searchRare.p50)}×` : '')
+        : undefined,
     ),
-    target('p99 of every read scenario', worstRead?.p99, '<', 100, ' ms', worstRead ? `worst: ${worstRead.id}` : undefined),
+    target(
+      'p99 of every read scenario',
+      worstRead?.p99,
+      '<',
+      100,
+      ' ms',
+      worstRead
+        ? `worst: ${worstRead.id}; over 100 ms: ${reads.filter((r) => (r.p99 ?? 0) >= 100).map((r) => r.id).join(', ') || 'none'}`
+        : undefined,
+    ),
     target('peak RSS of the API (VmHWM)', apiMem?.peak, '<', 300, ' MiB'),
   ]
 
@@ -500,7 +544,8 @@ async function main() {
       `seeding ${timings.seed !== undefined ? fmtDuration(timings.seed) : 'reused'}; total ${fmtDuration(totalSecs)}`,
     `seed check (reconcile on the small workspace): ${seedCheck.reconcile}` +
       (sqlChecks
-        ? `; search words in the largest workspace: rare ${fmtInt(sqlChecks.rareWordMessages)}, common ${fmtInt(sqlChecks.commonWordMessages)} of ${fmtInt(sqlChecks.messagesInWorkspace)} messages`
+        ? `; messages with the search words in the largest workspace: rare ${fmtInt(sqlChecks.rareWordMessages)}, ` +
+          `common ${fmtInt(sqlChecks.commonWordMessages)}, frequent ${fmtInt(sqlChecks.frequentWordMessages)} of ${fmtInt(sqlChecks.messagesInWorkspace)}`
         : ''),
   ].join('\n')
   const out = [header, '', scenarioTable(results), '', targetTable(targets)].join('\n')
@@ -522,6 +567,7 @@ async function main() {
           workspaces: meta.seed.workspaces.map((w) => ({ id: w.id, name: w.name, conversations: w.size })),
           rareToken: RARE_TOKEN,
           commonWord: COMMON_WORD,
+          frequentWord: FREQUENT_WORD,
           rareTokenMessages: meta.seed.rareTokenMessages,
           openInLargest: open,
           deepPageDepth: depth,
@@ -623,6 +669,7 @@ async function searchVsIlike(sql: Sql, workspaceId: string) {
     messagesInWorkspace: total,
     rareWordMessages: await freq(RARE_TOKEN),
     commonWordMessages: await freq(COMMON_WORD),
+    frequentWordMessages: await freq(FREQUENT_WORD),
   }
 }
 

@@ -19,6 +19,8 @@ export interface Scenario {
    * GET /conversations/:id answers it with 404 CONVERSATION_NOT_FOUND.
    */
   fixedWord?: boolean
+  /** Connections for this scenario instead of the run's (the single-client latency check). */
+  connections?: number
   note?: string
 }
 
@@ -110,9 +112,10 @@ export async function measure(baseUrl: string, pid: number, s: Scenario, opts: L
     const why = p.json?.code ? `${p.json.code}: ${p.json.message}` : p.body.slice(0, 120)
     return { ...base, status: 'error', note: `probe answered ${p.status} (${why})` }
   }
-  if (opts.warmup > 0) await runCannon(baseUrl, s, opts.connections, opts.warmup)
+  const connections = s.connections ?? opts.connections
+  if (opts.warmup > 0) await runCannon(baseUrl, s, connections, opts.warmup)
   const rss = sampleRss(pid)
-  const r = await runCannon(baseUrl, s, opts.connections, opts.duration)
+  const r = await runCannon(baseUrl, s, connections, opts.duration)
   const statusCodes: Record<string, number> = {}
   for (const [code, v] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = v.count
   return {

@@ -41,8 +41,11 @@ const SYLLABLES = 'ka lo mi ra ve tu so ne pa di ko ru zel bran tor vik lem sa n
 /** A token that occurs in only a few dozen messages: the rare-word search scenario looks it up. */
 export const RARE_TOKEN = 'quokkaflux'
 
-/** A head word (rank ~30) that appears in a few percent of messages: the common-word search. */
+/** A head word that appears in a couple of percent of messages: the common-word search. */
 export const COMMON_WORD = 'refund'
+
+/** One of the most frequent words (rank ~20, several percent of messages). */
+export const FREQUENT_WORD = 'order'
 
 export interface Vocabulary {
   words: string[]
