@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, errorBody } from '../src/errors.js'
-import { describeValidationError } from '../src/validation.js'
+import { describeValidationError, findNul } from '../src/validation.js'
 
 /** Fastify's own error codes that are the client's fault, with the contract's code for each. */
 const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: string }> = {
@@ -27,6 +27,12 @@ export default fp(
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
       defaultJson(req, body as string, done)
+    })
+
+    // Any route, any string field: NUL never reaches PostgreSQL (which cannot store it).
+    app.addHook('preValidation', async (request) => {
+      const hit = findNul(request.query, '') ?? findNul(request.params, '') ?? findNul(request.body, '')
+      if (hit) throw new AppError(400, 'VALIDATION_ERROR', `field '${hit}' must not contain NUL characters`)
     })
 
     app.setErrorHandler((err: FastifyError | AppError, request, reply) => {

@@ -21,3 +21,25 @@ export function describeValidationError(err: FastifyError): string {
   if (!path) return `${err.validationContext ?? 'body'} ${first.message ?? 'is invalid'}`
   return `field '${path}'${where} ${first.message ?? 'is invalid'}`
 }
+
+/**
+ * The path of the first string holding a NUL character, or null. PostgreSQL text cannot store
+ * NUL, so such input is refused up front as a 400 instead of failing in the database as a 500.
+ */
+export function findNul(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : null
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findNul(value[i], `${path}[${i}]`)
+      if (hit) return hit
+    }
+    return null
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const hit = findNul(v, path ? `${path}.${k}` : k)
+      if (hit) return hit
+    }
+  }
+  return null
+}

@@ -42,8 +42,8 @@ export async function searchConversations(
   config: Config,
   args: { workspaceId: string; q: string; limit: number; cursor?: string },
 ): Promise<SearchResult> {
-  // Postgres text cannot hold NUL; everything else in q is data, always a bound parameter.
-  const q = args.q.replace(/\u0000/g, '')
+  // q is data, always a bound parameter (NUL was refused before validation: plugins/errors.ts).
+  const q = args.q
   const term = q.trim()
   const params = { q: createHash('sha256').update(q).digest('base64url').slice(0, 22) }
   const codec = cursorCodec(config)

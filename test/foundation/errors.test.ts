@@ -68,6 +68,12 @@ t.test('the error contract', async (t) => {
   res = await app.inject({ method: 'POST', url: '/__probe', headers: json, payload: '{"__proto__": {"admin": true}, "name": "x"}' })
   t.equal(res.statusCode, 400, 'prototype poisoning is refused')
 
+  res = await app.inject({ method: 'POST', url: '/__probe', headers: json, payload: { name: 'a\u0000b' } })
+  t.equal(res.statusCode, 400, 'NUL in a body string is a 400, not a database error')
+  t.match(res.json().message, /'name'/)
+  res = await app.inject({ method: 'POST', url: '/__probe?limit=%00', headers: json, payload: { name: 'x' } })
+  t.equal(res.statusCode, 400, 'NUL in the query string too')
+
   res = await app.inject({ method: 'GET', url: '/no/such/route' })
   t.equal(res.statusCode, 404)
   shape(t, res.json(), 404, 'NOT_FOUND')

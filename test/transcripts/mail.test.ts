@@ -1,32 +1,6 @@
 import t from 'tap'
-import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { seedConversation, seedMessages } from '../search/seed.js'
-import { freePort, startSmtp, waitFor } from './smtp.js'
-
-/** Short retries and polling so the outage and restart cases finish in seconds. */
-const fast = {
-  JOBS_POLL_INTERVAL_S: '0.5',
-  TRANSCRIPT_RETRY_DELAY_S: '1',
-  TRANSCRIPT_RETRY_DELAY_MAX_S: '1',
-  SMTP_TIMEOUT_MS: '2000',
-}
-
-async function requestStatus(app: { sql: import('postgres').Sql }, id: string): Promise<string | undefined> {
-  const [row] = await app.sql<{ status: string }[]>`SELECT status FROM transcript_requests WHERE id = ${id}`
-  return row?.status
-}
-
-async function fixture(app: Parameters<typeof seedWorkspace>[0]) {
-  const ws = await seedWorkspace(app)
-  const guest = await seedGuest(app, ws, 'Gina Guest', 'gina@example.test')
-  const conv = await seedConversation(app, ws, guest)
-  await seedMessages(app, conv, [
-    { body: 'Hello, my order #123 never arrived' },
-    { body: 'Sorry! I am checking <b>now</b>', senderType: 'AGENT', senderName: 'Agnes Agent' },
-    { body: 'Thanks <script>alert(1)</script>' },
-  ])
-  return { ws, guest, conv }
-}
+import { build } from '../helper.js'
+import { fast, fixture, freePort, requestStatus, startSmtp, waitFor } from './smtp.js'
 
 t.test('a member mails the transcript: it arrives over SMTP, rendered from the database', async (t) => {
   const smtp = await startSmtp()

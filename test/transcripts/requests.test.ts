@@ -1,33 +1,8 @@
 import { simpleParser } from 'mailparser'
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { seedConversation, seedMessages } from '../search/seed.js'
-import { waitFor } from './smtp.js'
-
-/** Short retries and polling so the outage and restart cases finish in seconds. */
-const fast = {
-  JOBS_POLL_INTERVAL_S: '0.5',
-  TRANSCRIPT_RETRY_DELAY_S: '1',
-  TRANSCRIPT_RETRY_DELAY_MAX_S: '1',
-  SMTP_TIMEOUT_MS: '2000',
-}
-
-async function requestStatus(app: { sql: import('postgres').Sql }, id: string): Promise<string | undefined> {
-  const [row] = await app.sql<{ status: string }[]>`SELECT status FROM transcript_requests WHERE id = ${id}`
-  return row?.status
-}
-
-async function fixture(app: Parameters<typeof seedWorkspace>[0]) {
-  const ws = await seedWorkspace(app)
-  const guest = await seedGuest(app, ws, 'Gina Guest', 'gina@example.test')
-  const conv = await seedConversation(app, ws, guest)
-  await seedMessages(app, conv, [
-    { body: 'Hello, my order #123 never arrived' },
-    { body: 'Sorry! I am checking <b>now</b>', senderType: 'AGENT', senderName: 'Agnes Agent' },
-    { body: 'Thanks <script>alert(1)</script>' },
-  ])
-  return { ws, guest, conv }
-}
+import { seedConversation } from '../search/seed.js'
+import { fast, fixture, requestStatus, waitFor } from './smtp.js'
 
 t.test('visitor rules, validation and tenancy', async (t) => {
   const { app } = await build(t, { env: { JOBS_WORKER: 'false' } })

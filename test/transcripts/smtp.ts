@@ -1,3 +1,5 @@
+import { seedGuest, seedWorkspace } from '../helper.js'
+import { seedConversation, seedMessages } from '../search/seed.js'
 import { createServer } from 'node:net'
 import { simpleParser, type ParsedMail } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
@@ -56,4 +58,29 @@ export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 15000,
     if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`)
     await new Promise((r) => setTimeout(r, stepMs))
   }
+}
+
+/** Short retries and polling so the outage and restart cases finish in seconds. */
+export const fast = {
+  JOBS_POLL_INTERVAL_S: '0.5',
+  TRANSCRIPT_RETRY_DELAY_S: '1',
+  TRANSCRIPT_RETRY_DELAY_MAX_S: '1',
+  SMTP_TIMEOUT_MS: '2000',
+}
+
+export async function requestStatus(app: { sql: import('postgres').Sql }, id: string): Promise<string | undefined> {
+  const [row] = await app.sql<{ status: string }[]>`SELECT status FROM transcript_requests WHERE id = ${id}`
+  return row?.status
+}
+
+export async function fixture(app: Parameters<typeof seedWorkspace>[0]) {
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws, 'Gina Guest', 'gina@example.test')
+  const conv = await seedConversation(app, ws, guest)
+  await seedMessages(app, conv, [
+    { body: 'Hello, my order #123 never arrived' },
+    { body: 'Sorry! I am checking <b>now</b>', senderType: 'AGENT', senderName: 'Agnes Agent' },
+    { body: 'Thanks <script>alert(1)</script>' },
+  ])
+  return { ws, guest, conv }
 }
