@@ -236,6 +236,7 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
       let t = createdMs
       let lastBody = ''
       let lastMs = t
+      let lastAt = ''
       let seenMs: number | null = null
       for (let m = 0; m < n; m++) {
         if (m > 0) t += 30_000 + rng.next() * rng.next() * 7_200_000
@@ -243,7 +244,7 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
         const extra = rng.chance(rareRate) ? RARE_TOKEN : undefined
         if (extra) rareTokenMessages++
         const body = messageBody(vocab, rng, guestMsg, extra)
-        const micros = rng.int(0, 999)
+        const at = ts(t, rng.int(0, 999))
         const agent = assigned ?? ws.agents[m % ws.agents.length]
         M.line([
           rng.uuid7(t),
@@ -253,13 +254,13 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
           guestMsg ? guest.id : agent.userId,
           guestMsg ? guest.name : agent.name,
           body,
-          ts(t, micros),
+          at,
         ])
         if (m === n - unreadK - 1) seenMs = t + 1000
         lastBody = body
         lastMs = t
+        lastAt = at
       }
-      const lastAt = ts(lastMs, 999)
       const closedMs = status === 'OPEN' ? null : lastMs + 600_000
       const deletedMs = rng.chance(0.005) ? lastMs + 3_600_000 : null
       const updatedMs = Math.max(lastMs, closedMs ?? 0, deletedMs ?? 0)
