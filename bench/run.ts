@@ -520,7 +520,7 @@ async function main() {
       '×',
       sqlChecks
         ? `ILIKE ${fmtInt(sqlChecks.ilikeMs)} ms once; same query with the FTS index ${sqlChecks.ftsMs.toFixed(1)} ms` +
-            (searchRare?.p50 ? `; ÷ p50 at ${opts.connections} conn.: ${fmtInt(sqlChecks.ilikeMs / searchRare.p50)}×` : '')
+            (searchRare?.p50 ? `; ÷ p50 at ${opts.connections} conn.: ${(sqlChecks.ilikeMs / searchRare.p50).toPrecision(2)}×` : '')
         : undefined,
     ),
     target(
