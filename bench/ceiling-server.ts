@@ -1,0 +1,42 @@
+/**
+ * The two ceilings the list endpoint is compared with, each a minimal server run as its own
+ * process like the API:
+ *   framework: bare Fastify answering a constant object of the list page's size (serialised per
+ *              request, as the API must): what the framework alone can do on this machine.
+ *   sql:       bare Fastify running the list endpoint's SQL through postgres.js (same pool
+ *              settings as the API), no auth, no validation: what the database allows.
+ * Usage: node --import tsx bench/ceiling-server.ts framework|sql  (env: PORT, BODY_FILE or
+ * DATABASE_URL + WORKSPACE_ID + DATABASE_POOL_MAX)
+ */
+import { readFileSync } from 'node:fs'
+import { drizzle } from 'drizzle-orm/postgres-js'
+import Fastify from 'fastify'
+import { createSql } from '../plugins/db.js'
+import { listPageOne } from './list-sql.js'
+
+const mode = process.argv[2]
+const app = Fastify({ logger: false })
+app.get('/ready', async () => ({ ok: true }))
+
+if (mode === 'framework') {
+  const page = JSON.parse(readFileSync(process.env.BODY_FILE!, 'utf8'))
+  app.get('/list', async () => page)
+} else if (mode === 'sql') {
+  // PLAN_CACHE_MODE (diagnostic): the same SQL with generic plans, to see what planning costs.
+  const url = new URL(process.env.DATABASE_URL!)
+  if (process.env.PLAN_CACHE_MODE) url.searchParams.set('plan_cache_mode', process.env.PLAN_CACHE_MODE)
+  const sql = createSql(url.toString(), Number(process.env.DATABASE_POOL_MAX ?? 10))
+  drizzle(sql) // the app's type parsers: timestamps stay text, as app.sql returns them
+  const workspaceId = process.env.WORKSPACE_ID!
+  app.get('/list', async () => {
+    const rows = await listPageOne(sql, workspaceId, 20)
+    return { data: rows.slice(0, 20), nextCursor: rows.length > 20 ? 'x' : null }
+  })
+  app.addHook('onClose', async () => sql.end({ timeout: 5 }))
+} else {
+  console.error('usage: ceiling-server.ts framework|sql')
+  process.exit(2)
+}
+
+process.once('SIGTERM', () => void app.close().then(() => process.exit(0)))
+await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })

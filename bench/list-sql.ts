@@ -1,0 +1,27 @@
+import type { Sql } from '../plugins/db.js'
+import { resolveList, sectionQuery } from '../src/conversations/lists.js'
+
+/**
+ * Page 1 of GET /conversations (OPEN, pinned first, newest lastMessageAt first, default limit)
+ * as the route runs it, minus everything around the SQL: src/conversations/lists.ts' own
+ * sectionQuery for the pinned section, then for the unpinned one while the page is not full
+ * (one row more than the page, to know whether another page exists), exactly as
+ * listConversations does. The raw-SQL ceiling server runs this with no auth, validation,
+ * mapping, cursor or response schema: the database's limit for that endpoint.
+ */
+export async function listPageOne(sql: Sql, workspaceId: string, limit = 20): Promise<Record<string, unknown>[]> {
+  const r = resolveList('open', { workspaceId, userId: 'bench|ceiling' }, { limit })
+  const want = limit + 1
+  const rows: Record<string, unknown>[] = []
+  for (const pinned of [true, false]) {
+    if (rows.length >= want) break
+    rows.push(...(await sectionQuery(sql, r, { pinned }, want - rows.length)))
+  }
+  return rows
+}
+
+/** The same query for the page after a cursor key [pinned, sortValue, id] (EXPLAIN of the deep page). */
+export function listSectionAfter(sql: Sql, workspaceId: string, key: [boolean, string, string], limit = 20) {
+  const r = resolveList('open', { workspaceId, userId: 'bench|ceiling' }, { limit })
+  return sectionQuery(sql, r, { pinned: key[0], after: { t: key[1], id: key[2] } }, limit + 1)
+}
