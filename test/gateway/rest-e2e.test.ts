@@ -40,7 +40,12 @@ t.test('a visitor message sent through REST reaches members on either gateway wi
   t.equal(b.message.body, 'Hello, my order is late')
   t.ok(latency < 1000, `members on both gateways had it ${latency} ms after the request`)
 
-  const toGina = next<{ conversationId: string; message: { body: string; senderType: string } }>(ginaOn2, 'message:new', (p) => p.conversationId === conversationId)
+  // Gina also gets her own message back (other tabs of hers show it): wait for the agent's.
+  const toGina = next<{ conversationId: string; message: { body: string; senderType: string } }>(
+    ginaOn2,
+    'message:new',
+    (p) => p.conversationId === conversationId && p.message.senderType === 'AGENT',
+  )
   const reply = await app.inject({ method: 'POST', url: `/conversations/${conversationId}/messages`, headers: acme.agent.headers, payload: { body: 'Sorry! Looking into it.' } })
   t.equal(reply.statusCode, 201)
   t.match(await toGina, { message: { body: 'Sorry! Looking into it.', senderType: 'AGENT' } })
