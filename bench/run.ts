@@ -331,6 +331,15 @@ async function main() {
       path: '/list',
       note: 'diagnostic: what planning costs',
     },
+    {
+      // The same ceiling again, after the list runs: one run can be disturbed by other work on
+      // the machine, which only ever lowers a ceiling, so the target uses the higher of the two.
+      id: 'ceiling-sql-again',
+      label: 'ceiling: list SQL via postgres.js, no auth (again)',
+      kind: 'ceiling',
+      method: 'GET',
+      path: '/list',
+    },
     { id: 'list-page1', label: 'GET /conversations page 1', kind: 'read', method: 'GET', path: '/conversations', headers: hLarge },
     {
       id: 'list-deep',
@@ -463,8 +472,10 @@ async function main() {
   const sqlChecks = opts.scenarios.has('search-rare') ? await searchVsIlike(sql, largest.id) : undefined
 
   const results: Measurement[] = []
-  for (const s of scenarios) {
-    if (!opts.scenarios.has(s.id)) continue
+  const order = (id: string) => (id === 'ceiling-sql-again' ? scenarios.findIndex((x) => x.id === 'list-deep') + 0.5 : scenarios.findIndex((x) => x.id === id))
+  for (const s of [...scenarios].sort((a, b) => order(a.id) - order(b.id))) {
+    const wanted = s.id === 'ceiling-sql-again' ? opts.scenarios.has('ceiling-sql') && opts.scenarios.has('list-page1') : opts.scenarios.has(s.id)
+    if (!wanted) continue
     step(`measuring ${s.id}: ${opts.warmup} s warmup + ${opts.duration} s at ${opts.connections} connections`)
     let m: Measurement
     if (s.id === 'list-deep' && !deepCursor) {
@@ -489,12 +500,21 @@ async function main() {
   const by = (id: string) => results.find((r) => r.id === id && r.status === 'ok')
   const ratio = (a?: number, b?: number) => (a !== undefined && b ? a / b : undefined)
   const page1 = by('list-page1')
+  const sqlCeilings = [by('ceiling-sql')?.rps, by('ceiling-sql-again')?.rps].filter((n): n is number => n !== undefined)
+  const sqlCeiling = sqlCeilings.length ? Math.max(...sqlCeilings) : undefined
   const reads = results.filter((r) => r.kind === 'read' && r.status === 'ok')
   const worstRead = reads.reduce<Measurement | undefined>((w, r) => (!w || (r.p99 ?? 0) > (w.p99 ?? 0) ? r : w), undefined)
   const searchRare = by('search-rare')
   const rare1c = by('search-rare-1c')
   const targets: Target[] = [
-    target('list page 1 req/s ÷ raw-SQL ceiling req/s', ratio(page1?.rps, by('ceiling-sql')?.rps), '>=', 0.6),
+    target(
+      'list page 1 req/s ÷ raw-SQL ceiling req/s',
+      ratio(page1?.rps, sqlCeiling),
+      '>=',
+      0.6,
+      '',
+      sqlCeiling ? `ceiling: higher of two runs (${[by('ceiling-sql')?.rps, by('ceiling-sql-again')?.rps].filter(Boolean).map((n) => fmtInt(n!)).join(' / ')} req/s)` : undefined,
+    ),
     target('deep page p50 ÷ page 1 p50', ratio(by('list-deep')?.p50, page1?.p50), '<=', 1.3, '', deepNote),
     target(
       `unread-count p50 ${fmtInt(largest.size)} conv. ÷ ${fmtInt(small.size)} conv.`,
