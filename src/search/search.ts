@@ -171,8 +171,19 @@ export async function searchConversations(
   //   unnamed statement with the bound values, and websearch_to_tsquery is immutable, so the
   //   planner folds the query text into a constant, sees the word's frequency and can pick a
   //   scan that stops after SEARCH_CANDIDATE_LIMIT hits instead of a bitmap of every match.
+  // The frequent path's early-stopping Seq Scan must start at block 0 every time: on a table
+  // larger than shared_buffers / 4, PostgreSQL lets a scan join one already running
+  // (synchronize_seqscans), which would change the candidate set between two pages.
   const frequent = hasFrequentWord(term, await wordStats(sql))
-  const rows = await sql.unsafe<Row[]>(text, values, { prepare: !frequent })
+  const rows = frequent
+    ? await sql.begin(async (tx) => {
+        const [, found] = await Promise.all([
+          tx`SET LOCAL synchronize_seqscans = off`,
+          tx.unsafe<Row[]>(text, values, { prepare: false }),
+        ])
+        return found
+      })
+    : await sql.unsafe<Row[]>(text, values, { prepare: true })
 
   const page = rows.slice(0, args.limit)
 

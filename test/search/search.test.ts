@@ -234,4 +234,16 @@ t.test('search: a word the statistics call frequent takes the custom-plan path, 
   t.notOk(hasFrequentWord('zanzibar', await wordStats(app.sql)))
   const custom = await ids()
   t.same(custom, generic, 'the custom-plan path returns the same ranked page')
+  // Pages of 3 on the custom-plan path: every match exactly once, in the same order.
+  const paged: string[] = []
+  let cursor: string | null = null
+  for (let i = 0; i < 5; i++) {
+    const qs: string = new URLSearchParams({ q: 'hello', limit: '3', ...(cursor ? { cursor } : {}) }).toString()
+    const res = await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
+    const body: { data: Item[]; nextCursor: string | null } = res.json()
+    paged.push(...body.data.map((x) => x.id))
+    cursor = body.nextCursor
+    if (!cursor) break
+  }
+  t.same(paged, custom, 'paginated frequent-word search visits each match once')
 })
