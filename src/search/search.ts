@@ -28,6 +28,52 @@ export function guestPattern(term: string): string | null {
 }
 
 /**
+ * A word in at least this share of messages (per the column statistics) sends the search to a
+ * plan made for the word: see wordStats below and docs/search.md.
+ */
+export const FREQUENT_WORD_SHARE = 0.005
+const STATS_TTL_MS = 10 * 60_000
+
+/**
+ * The most common lexemes of messages.search and their share of rows, from pg_stats (what
+ * ANALYZE / autovacuum gathered; the planner reads the same numbers). Cached per pool for
+ * STATS_TTL_MS; a failed read counts as "no frequent words" (the search still works, only the
+ * plan choice differs).
+ */
+const statsCache = new WeakMap<postgres.Sql, { at: number; words: Promise<Map<string, number>> }>()
+export function wordStats(sql: postgres.Sql, now = Date.now()): Promise<Map<string, number>> {
+  const cached = statsCache.get(sql)
+  if (cached && now - cached.at < STATS_TTL_MS) return cached.words
+  const words = sql<{ word: string; freq: number }[]>`
+    SELECT u.word, u.freq::float8 AS freq
+    FROM pg_stats s,
+         unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(word, freq)
+    WHERE s.schemaname = current_schema() AND s.tablename = 'messages' AND s.attname = 'search'
+      AND u.word IS NOT NULL`
+    .then((rows) => new Map(rows.map((r) => [r.word, r.freq])))
+    .catch(() => new Map<string, number>())
+  statsCache.set(sql, { at: now, words })
+  return words
+}
+
+/** Forget the cached statistics (tests, after ANALYZE). */
+export function resetWordStats(sql: postgres.Sql): void {
+  statsCache.delete(sql)
+}
+
+/**
+ * Whether q holds a word frequent enough that the plan should be made for it. The words are
+ * split roughly like the 'simple' configuration does (lower case, letters and digits); a miss
+ * only changes the plan, never the result.
+ */
+export function hasFrequentWord(q: string, stats: Map<string, number>): boolean {
+  for (const w of q.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+    if (w && (stats.get(w) ?? 0) >= FREQUENT_WORD_SHARE) return true
+  }
+  return false
+}
+
+/**
  * Full-text search over a workspace's message bodies plus guest name / e-mail substrings.
  *
  * Candidates (bounded, see docs/search.md): at most SEARCH_CANDIDATE_LIMIT matching messages
@@ -59,35 +105,40 @@ export async function searchConversations(
   const cap = config.SEARCH_CANDIDATE_LIMIT
   const pattern = guestPattern(term)
 
+  // Bound parameters, numbered as they are first used ($1, $2, ...).
+  const values: (string | number)[] = []
+  const bind = (v: string | number): string => {
+    values.push(v)
+    return `$${values.length}`
+  }
+  const Q = bind(q)
+  const WS = bind(ws)
+  const tsq = `websearch_to_tsquery('simple', ${Q})`
+
   const guestHits = pattern
-    ? sql`
+    ? `
         UNION ALL
         SELECT conversation_id, r, false FROM (
           SELECT c.id AS conversation_id,
-                 CASE WHEN lower(g.name) = lower(${term}) OR lower(g.email) = lower(${term})
+                 CASE WHEN lower(g.name) = lower(${bind(term)}) OR lower(g.email) = lower($${values.length})
                       THEN ${2 * GUEST_SCORE}::float8 ELSE ${GUEST_SCORE}::float8 END AS r
           FROM guests g
-          JOIN conversations c ON c.guest_id = g.id AND c.workspace_id = ${ws} AND c.deleted_at IS NULL
-          WHERE g.workspace_id = ${ws} AND (g.name ILIKE ${pattern} OR g.email ILIKE ${pattern})
-          LIMIT ${cap}
+          JOIN conversations c ON c.guest_id = g.id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
+          WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${bind(pattern)} OR g.email ILIKE $${values.length})
+          LIMIT ${bind(cap)}
         ) gh`
-    : sql``
-  const afterCursor = after ? sql`AND (r.rank, r.id) < (${after.rank}::numeric, ${after.id}::uuid)` : sql``
+    : ''
+  const afterCursor = after ? `AND (r.rank, r.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''
 
-  type Row = ConversationRecord & { rank: string; messageMatch: boolean }
-  // websearch_to_tsquery is immutable: with the query text bound, the planner folds it into a
-  // constant and estimates the word's frequency from the column statistics. That lets it pick
-  // the GIN index for a rare word and a scan that stops after SEARCH_CANDIDATE_LIMIT hits for a
-  // very common one. force_custom_plan keeps the prepared statement from falling back to a
-  // generic plan that cannot see the word.
-  const rows = await sql.begin(async (tx) => {
-    // Pipelined: the SET and the search leave in one round trip.
-    const [, found] = await Promise.all([tx`SET LOCAL plan_cache_mode = force_custom_plan`, tx<Row[]>`
+  type Row = ConversationRecord & { rank: string; messageMatch: boolean; headline: string | null }
+  // The excerpt (newest matching message, ts_headline) is computed in the same statement for
+  // the returned page only (n <= limit), one LIMIT 1 lookup on messages_conversation_idx each.
+  const text = `
     WITH hits AS (
-      SELECT m.conversation_id, ts_rank(m.search, websearch_to_tsquery('simple', ${q}))::float8 AS r, true AS message
+      SELECT m.conversation_id, ts_rank(m.search, ${tsq})::float8 AS r, true AS message
       FROM messages m
-      WHERE m.workspace_id = ${ws} AND m.search @@ websearch_to_tsquery('simple', ${q})
-      LIMIT ${cap}
+      WHERE m.workspace_id = ${WS} AND m.search @@ ${tsq}
+      LIMIT ${bind(cap)}
     ),
     ranked AS (
       SELECT conversation_id AS id, bool_or(message) AS message,
@@ -96,38 +147,48 @@ export async function searchConversations(
       GROUP BY conversation_id
     ),
     page AS (
-      SELECT r.id, r.rank, r.message
+      SELECT r.id, r.rank, r.message, row_number() OVER (ORDER BY r.rank DESC, r.id DESC) AS n
       FROM ranked r JOIN conversations c ON c.id = r.id
-      WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL ${afterCursor}
+      WHERE c.workspace_id = ${WS} AND c.deleted_at IS NULL ${afterCursor}
       ORDER BY r.rank DESC, r.id DESC
-      LIMIT ${args.limit + 1}
+      LIMIT ${bind(args.limit + 1)}
     )
-    SELECT ${tx.unsafe(CONVERSATION_SELECT)}, p.rank::text AS rank, p.message AS "messageMatch"
-    FROM ${tx.unsafe(CONVERSATION_FROM)}
+    SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, p.message AS "messageMatch", hl.headline
+    FROM ${CONVERSATION_FROM}
     JOIN page p ON p.id = c.id
-    ORDER BY p.rank DESC, p.id DESC`])
-    return found
-  })
+    LEFT JOIN LATERAL (
+      SELECT ts_headline('simple', translate(x.body, ${bind(START + STOP)}, ''), ${tsq}, ${bind(HEADLINE_OPTIONS)}) AS headline
+      FROM (SELECT m.body FROM messages m
+            WHERE p.message AND p.n <= ${bind(args.limit)} AND m.conversation_id = p.id AND m.search @@ ${tsq}
+            ORDER BY m.created_at DESC, m.id DESC LIMIT 1) x
+    ) hl ON true
+    ORDER BY p.rank DESC, p.id DESC`
+  // Two ways to run the same statement, same result:
+  // - usually prepared: the generic plan (GIN for whatever word) is planned once per
+  //   connection, so a search costs its execution only (about 1 ms of PostgreSQL CPU for a rare
+  //   word at 5M messages, against 2.2 ms when planned every time);
+  // - for a word the statistics call frequent, unnamed (unprepared): PostgreSQL plans an
+  //   unnamed statement with the bound values, and websearch_to_tsquery is immutable, so the
+  //   planner folds the query text into a constant, sees the word's frequency and can pick a
+  //   scan that stops after SEARCH_CANDIDATE_LIMIT hits instead of a bitmap of every match.
+  // The frequent path's early-stopping Seq Scan must start at block 0 every time: on a table
+  // larger than shared_buffers / 4, PostgreSQL lets a scan join one already running
+  // (synchronize_seqscans), which would change the candidate set between two pages.
+  const frequent = hasFrequentWord(term, await wordStats(sql))
+  const rows = frequent
+    ? await sql.begin(async (tx) => {
+        const [, found] = await Promise.all([
+          tx`SET LOCAL synchronize_seqscans = off`,
+          tx.unsafe<Row[]>(text, values, { prepare: false }),
+        ])
+        return found
+      })
+    : await sql.unsafe<Row[]>(text, values, { prepare: true })
 
   const page = rows.slice(0, args.limit)
-  const headlines = new Map<string, string>()
-  const withMessages = page.filter((r) => r.messageMatch).map((r) => r.id)
-  if (withMessages.length > 0) {
-    // The newest matching message of each conversation on this page, highlighted. The inner
-    // LIMIT 1 runs before ts_headline, so a long conversation costs one headline.
-    const hl = await sql<{ id: string; headline: string | null }[]>`
-      WITH query AS MATERIALIZED (SELECT websearch_to_tsquery('simple', ${q}) AS tsq)
-      SELECT p.id::text AS id,
-             (SELECT ts_headline('simple', translate(x.body, ${START + STOP}, ''), query.tsq, ${HEADLINE_OPTIONS})
-              FROM (SELECT m.body FROM messages m
-                    WHERE m.conversation_id = p.id AND m.search @@ query.tsq
-                    ORDER BY m.created_at DESC, m.id DESC LIMIT 1) x) AS headline
-      FROM unnest(${withMessages}::uuid[]) AS p(id), query`
-    for (const h of hl) if (h.headline) headlines.set(h.id, highlight(h.headline))
-  }
 
   const data = page.map((r) => {
-    let match = headlines.get(r.id)
+    let match = r.headline ? highlight(r.headline) : undefined
     if (!match) {
       if (pattern && r.guestName.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestName, term)
       else if (pattern && r.guestEmail.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestEmail, term)

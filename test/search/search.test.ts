@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { hasFrequentWord, resetWordStats, wordStats } from '../../src/search/search.js'
 import { seedConversation, seedMessages } from './seed.js'
 
 type Item = { id: string; match: string; guest: { name: string } }
@@ -174,6 +175,8 @@ t.test('search: cursor pagination visits every match once, in rank order', async
     t.equal(res.statusCode, 200)
     const body: { data: Item[]; nextCursor: string | null } = res.json()
     seen.push(...body.data.map((i: Item) => i.id))
+    // The excerpt is computed in the search statement for the page rows: every one has it.
+    for (const i of body.data) t.match(i.match, /<mark>ticket<\/mark>/, 'excerpt on every page row')
     pages++
     cursor = body.nextCursor
     if (pages === 1) {
@@ -193,4 +196,54 @@ t.test('search: cursor pagination visits every match once, in rank order', async
   t.same(seen, all.json().data.map((i: Item) => i.id), 'pages follow the one ranked order')
   // More repetitions of the word rank higher: the top hits say it four times.
   t.match(all.json().data[0].match, /(<mark>ticket<\/mark> ){3}<mark>ticket<\/mark>/)
+})
+
+t.test('search: a word the statistics call frequent takes the custom-plan path, same scoped results', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const other = await seedWorkspace(app, 'Other')
+  const expected: string[] = []
+  for (let i = 0; i < 8; i++) {
+    const g = await seedGuest(app, ws, `Guest ${i}`, `g${i}@example.test`)
+    const c = await seedConversation(app, ws, g)
+    await seedMessages(app, c, [{ body: `hello ${'again '.repeat(i % 3)}number${i}` }, { body: 'plain text' }])
+    expected.push(c)
+  }
+  const g = await seedGuest(app, ws, 'Gone', 'gone@example.test')
+  const deleted = await seedConversation(app, ws, g, { deleted: true })
+  await seedMessages(app, deleted, [{ body: 'hello from a deleted one' }])
+  const og = await seedGuest(app, other, 'Stranger', 'stranger@example.test')
+  const foreign = await seedConversation(app, other, og)
+  await seedMessages(app, foreign, [{ body: 'hello hello hello from another tenant' }])
+
+  const ids = async () => {
+    const res = await app.inject({ method: 'GET', url: '/conversations/search?q=hello&limit=100', headers: ws.agent.headers })
+    t.equal(res.statusCode, 200)
+    const data: Item[] = res.json().data
+    for (const i of data) t.match(i.match, /<mark>hello<\/mark>/)
+    return data.map((i) => i.id)
+  }
+  resetWordStats(app.sql)
+  t.notOk(hasFrequentWord('hello', await wordStats(app.sql)), 'no statistics yet: prepared (generic plan) path')
+  const generic = await ids()
+  t.same([...generic].sort(), [...expected].sort(), 'workspace-scoped, deleted absent')
+
+  await app.sql`ANALYZE messages`
+  resetWordStats(app.sql)
+  t.ok(hasFrequentWord('Hello, world', await wordStats(app.sql)), 'after ANALYZE the word is frequent')
+  t.notOk(hasFrequentWord('zanzibar', await wordStats(app.sql)))
+  const custom = await ids()
+  t.same(custom, generic, 'the custom-plan path returns the same ranked page')
+  // Pages of 3 on the custom-plan path: every match exactly once, in the same order.
+  const paged: string[] = []
+  let cursor: string | null = null
+  for (let i = 0; i < 5; i++) {
+    const qs: string = new URLSearchParams({ q: 'hello', limit: '3', ...(cursor ? { cursor } : {}) }).toString()
+    const res = await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
+    const body: { data: Item[]; nextCursor: string | null } = res.json()
+    paged.push(...body.data.map((x) => x.id))
+    cursor = body.nextCursor
+    if (!cursor) break
+  }
+  t.same(paged, custom, 'paginated frequent-word search visits each match once')
 })

@@ -1,0 +1,59 @@
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the exact statement GET /conversations/search runs (captured
+ * from searchConversations), on a database kept by `npm run bench -- --keep-db`, plus the
+ * whole search's latency from one client (median of N runs) and the CPU time the PostgreSQL
+ * backend spent per search (utime + stime from /proc, so other load on the machine does not
+ * count; needs the database on this host).
+ *
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> <word> [small] [runs=20]
+ *
+ * `small` searches the small (10,000-conversation) workspace instead of the largest.
+ */
+import { drizzle } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
+import { loadConfig } from '../src/config.js'
+import { searchConversations } from '../src/search/search.js'
+
+const [db, word, which, runsArg] = process.argv.slice(2)
+if (!db || !word) throw new Error('usage: search-plan.ts <db> <word> [small|largest] [runs]')
+const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const url = new URL(base)
+url.pathname = `/${db}`
+let captured: { text: string; params: unknown[] } | null = null
+const sql = postgres(url.toString(), {
+  max: 1,
+  onnotice: () => {},
+  connection: { TimeZone: 'UTC' },
+  debug: (_c, text, params) => {
+    if (/WITH hits/.test(text)) captured = { text, params: params as unknown[] }
+  },
+})
+// As in the app: drizzle's driver makes timestamps come back as text.
+drizzle(sql)
+const [meta] = await sql<{ data: { seed: Record<string, { id: string }> } }[]>`SELECT data FROM bench_meta`
+const workspaceId = meta!.data.seed[which === 'small' ? 'small' : 'largest']!.id
+const config = loadConfig({ ...process.env, DATABASE_URL: url.toString(), CURSOR_SECRET: 'x'.repeat(32), AUTH_JWT_SECRET: 'x'.repeat(32), VISITOR_SESSION_SECRET: 'x'.repeat(32) } as never)
+const [{ pid }] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`
+const { readFileSync } = await import('node:fs')
+const ticks = (): number => {
+  // Fields 14 and 15 of /proc/<pid>/stat (after the parenthesised command): utime, stime.
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return Number(f[11]) + Number(f[12])
+}
+const runs = Number(runsArg ?? 20)
+await searchConversations(sql, config, { workspaceId, q: word, limit: 20 })
+const times: number[] = []
+const cpu0 = ticks()
+for (let i = 0; i < runs; i++) {
+  const t0 = performance.now()
+  await searchConversations(sql, config, { workspaceId, q: word, limit: 20 })
+  times.push(performance.now() - t0)
+}
+const cpuMs = ((ticks() - cpu0) * 10) / runs // USER_HZ = 100
+times.sort((a, b) => a - b)
+const c = captured as { text: string; params: unknown[] } | null
+if (!c) throw new Error('search statement not captured')
+const plan = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
+console.log(plan.map((r) => r['QUERY PLAN']).join('\n'))
+console.log(`\n${word} in ${which === 'small' ? 'small' : 'largest'} workspace: whole search from one client, ${times.length} runs: p50 ${times[times.length >> 1]!.toFixed(2)} ms, min ${times[0]!.toFixed(2)} ms; PostgreSQL backend CPU ${cpuMs.toFixed(2)} ms per search`)
+await sql.end()
