@@ -12,18 +12,15 @@ export const CreateConversationBody = Type.Object(
   { additionalProperties: false },
 )
 
-/** Postgres text cannot hold NUL: refuse it as a validation error instead of failing in the database. */
-const NO_NUL = '^[^\\u0000]*$'
-
 export const AssignBody = Type.Object(
-  { agentId: Type.String({ minLength: 1, maxLength: 255, pattern: NO_NUL }) },
+  { agentId: Type.String({ minLength: 1, maxLength: 255 }) },
   { additionalProperties: false },
 )
 
 export const PostMessageBody = Type.Object(
   {
-    body: Type.String({ minLength: 1, maxLength: 10_000, pattern: NO_NUL }),
-    clientMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL })),
+    body: Type.String({ minLength: 1, maxLength: 10_000 }),
+    clientMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   },
   { additionalProperties: false },
 )
