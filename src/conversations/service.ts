@@ -6,7 +6,7 @@ import type { ConversationView } from '../../schemas/conversations.js'
 import { badRequest, conversationNotFound, forbidden, notFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
-import { isUuid } from './access.js'
+import { findConversationForCaller, isUuid } from './access.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 
@@ -206,7 +206,8 @@ export interface HistoryEntry {
 
 /** GET /:id/assignment-history, newest first. */
 export async function assignmentHistory(app: FastifyInstance, request: FastifyRequest, id: string): Promise<HistoryEntry[]> {
-  await getConversation(app.sql, request, id)
+  // Visibility only: the primary-key lookup, not the joined view.
+  await findConversationForCaller(app.db, request, id)
   const rows = await app.sql<(Omit<HistoryEntry, 'at'> & { at: string })[]>`
     SELECT action, agent_id AS "agentId", previous_agent_id AS "previousAgentId", by_user_id AS "byUserId", created_at AS at
     FROM assignment_history WHERE conversation_id = ${id}
