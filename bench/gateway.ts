@@ -8,11 +8,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
-import { drizzle } from 'drizzle-orm/postgres-js'
 import { Redis } from 'ioredis'
 import pino from 'pino'
 import type { Socket } from 'socket.io-client'
-import { createSql } from '../plugins/db.js'
+import { createDb, createSql } from '../src/db/client.js'
 import { createVisitorTokens } from '../src/auth/tokens.js'
 import { loadConfig } from '../src/config.js'
 import * as schema from '../src/db/schema.js'
@@ -31,7 +30,7 @@ try {
   const { databaseUrl, redisPrefix } = await testDatabaseAndPrefix(t)
   const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix }))
   const sql = createSql(databaseUrl, 2)
-  const db = drizzle(sql, { schema })
+  const db = createDb(sql)
   const workspaceId = randomUUID()
   const channelId = randomUUID()
   await db.insert(schema.workspaces).values({ id: workspaceId, name: 'Bench' })

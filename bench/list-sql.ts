@@ -1,4 +1,4 @@
-import type { Sql } from '../plugins/db.js'
+import type { Sql } from '../src/db/client.js'
 import { resolveList, sectionQuery } from '../src/conversations/lists.js'
 
 /**

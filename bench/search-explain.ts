@@ -8,9 +8,9 @@
  * Uses database parley_search_bench_<conversations> (created from the test template; reused
  * when it exists). docs/search.md quotes its output.
  */
-import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
+import { useTextTypes } from '../src/db/client.js'
 import { searchConversations } from '../src/search/search.js'
 import { databaseUrl, ensureTemplate, ADMIN_URL } from '../test/setup/database.js'
 
@@ -36,8 +36,8 @@ const sql = postgres(url, {
   connection: { TimeZone: 'UTC' },
   debug: (_conn, query, params) => captured.push({ query, params: params as unknown[] }),
 })
-// As in the app: drizzle's driver makes timestamps come back as text.
-drizzle(sql)
+// As in the app: timestamps come back as text.
+useTextTypes(sql)
 
 if (!exists) {
   const t0 = Date.now()

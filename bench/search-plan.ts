@@ -9,9 +9,9 @@
  *
  * `small` searches the small (10,000-conversation) workspace instead of the largest.
  */
-import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
+import { useTextTypes } from '../src/db/client.js'
 import { searchConversations } from '../src/search/search.js'
 
 const [db, word, which, runsArg] = process.argv.slice(2)
@@ -28,8 +28,8 @@ const sql = postgres(url.toString(), {
     if (/WITH hits/.test(text)) captured = { text, params: params as unknown[] }
   },
 })
-// As in the app: drizzle's driver makes timestamps come back as text.
-drizzle(sql)
+// As in the app: timestamps come back as text.
+useTextTypes(sql)
 const [meta] = await sql<{ data: { seed: Record<string, { id: string }> } }[]>`SELECT data FROM bench_meta`
 const workspaceId = meta!.data.seed[which === 'small' ? 'small' : 'largest']!.id
 const config = loadConfig({ ...process.env, DATABASE_URL: url.toString(), CURSOR_SECRET: 'x'.repeat(32), AUTH_JWT_SECRET: 'x'.repeat(32), VISITOR_SESSION_SECRET: 'x'.repeat(32) } as never)

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { MemberDirectory, type MemberRecord } from '../src/auth/members.js'
+import type { MemberRecord } from '../src/auth/members.js'
 import { can, type Permission } from '../src/auth/permissions.js'
-import { createMemberVerifier, createVisitorTokens, type MemberVerifier, type VisitorTokens } from '../src/auth/tokens.js'
 import { AppError, badRequest, forbidden, unauthorized } from '../src/errors.js'
 
 /**
@@ -45,11 +44,6 @@ declare module 'fastify' {
     identity?: { userId: string; name?: string; email?: string }
     visitor?: VisitorPrincipal
   }
-  interface FastifyInstance {
-    memberTokens: MemberVerifier
-    visitorTokens: VisitorTokens
-    memberDirectory: MemberDirectory
-  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -64,9 +58,6 @@ function bearer(request: FastifyRequest): string | undefined {
 
 export default fp(
   async (app) => {
-    app.decorate('memberTokens', createMemberVerifier(app.config))
-    app.decorate('visitorTokens', createVisitorTokens(app.config))
-    app.decorate('memberDirectory', new MemberDirectory(app.db, app.config.MEMBER_CACHE_TTL_MS))
     app.decorateRequest('member', undefined)
     app.decorateRequest('identity', undefined)
     app.decorateRequest('visitor', undefined)
@@ -74,7 +65,7 @@ export default fp(
     async function authenticateMember(request: FastifyRequest, token: string, permission: Permission | 'any', workspace: boolean) {
       let claims
       try {
-        claims = await app.memberTokens(token)
+        claims = await app.deps.memberTokens(token)
       } catch (err) {
         request.log.info({ reason: (err as Error).message }, 'member token refused')
         throw unauthorized('Invalid or expired token')
@@ -86,7 +77,7 @@ export default fp(
         throw badRequest('x-workspace-id header is required', 'WORKSPACE_REQUIRED')
       }
       if (!UUID.test(workspaceId)) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
-      const record = await app.memberDirectory.get(workspaceId.toLowerCase(), claims.sub)
+      const record = await app.deps.members.get(workspaceId.toLowerCase(), claims.sub)
       if (!record) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
       if (record.status !== 'active') throw forbidden('Membership is disabled', 'MEMBER_DISABLED')
       if (permission !== 'any' && !can(record.role, permission)) {
@@ -103,7 +94,7 @@ export default fp(
 
     function authenticateVisitor(request: FastifyRequest, token: string) {
       try {
-        const c = app.visitorTokens.verify(token)
+        const c = app.deps.visitorTokens.verify(token)
         request.visitor = { guestId: c.guestId, channelId: c.channelId, workspaceId: c.workspaceId }
       } catch (err) {
         request.log.info({ reason: (err as Error).message }, 'visitor session refused')
@@ -136,7 +127,7 @@ export default fp(
       route.preHandler = [guard(access), ...existing]
     })
   },
-  { name: 'auth', dependencies: ['config', 'db'] },
+  { name: 'auth', dependencies: ['config', 'deps'] },
 )
 
 /** The caller's workspace, whichever kind of caller it is. */

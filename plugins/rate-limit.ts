@@ -10,7 +10,7 @@ export default fp(
   async (app) => {
     await app.register(rateLimit, {
       global: false,
-      redis: app.redis,
+      redis: app.deps.redis,
       nameSpace: `${app.config.REDIS_PREFIX}rl:`,
       skipOnError: true,
       errorResponseBuilder: (_req, ctx) =>
@@ -19,5 +19,5 @@ export default fp(
         }),
     })
   },
-  { name: 'rate-limit', dependencies: ['redis'] },
+  { name: 'rate-limit', dependencies: ['deps'] },
 )

@@ -8,14 +8,10 @@ import { loggerOptions } from './logger.js'
 import authPlugin from '../plugins/auth.js'
 import configPlugin from '../plugins/config.js'
 import corsPlugin from '../plugins/cors.js'
-import dbPlugin from '../plugins/db.js'
+import depsPlugin from '../plugins/deps.js'
 import docsPlugin from '../plugins/docs.js'
 import errorsPlugin from '../plugins/errors.js'
-import eventsPlugin from '../plugins/events.js'
-import jobsPlugin from '../plugins/jobs.js'
-import mailPlugin from '../plugins/mail.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
-import redisPlugin from '../plugins/redis.js'
 
 // Route folders are .ts under tsx (dev, tests) and .js in the compiled build: tell autoload.
 if (import.meta.url.endsWith('.ts')) process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
@@ -51,11 +47,7 @@ export async function buildApp(opts: BuildOptions = {}) {
   // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.
   await app.register(configPlugin, { env })
   await app.register(errorsPlugin)
-  await app.register(dbPlugin)
-  await app.register(redisPlugin)
-  await app.register(eventsPlugin)
-  await app.register(mailPlugin)
-  await app.register(jobsPlugin)
+  await app.register(depsPlugin)
   await app.register(rateLimitPlugin)
   await app.register(authPlugin)
   await app.register(corsPlugin)

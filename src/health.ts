@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import type { Sql } from '../plugins/db.js'
+import type { Sql } from './db/client.js'
 
 export type DependencyState = 'online' | 'offline'
 

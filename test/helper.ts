@@ -123,16 +123,16 @@ export interface SeededWorkspace {
  */
 export async function seedWorkspace(app: App, name = 'Acme'): Promise<SeededWorkspace> {
   const workspaceId = randomUUID()
-  await app.db.insert(schema.workspaces).values({ id: workspaceId, name })
+  await app.deps.db.insert(schema.workspaces).values({ id: workspaceId, name })
   const channelId = randomUUID()
   const channelToken = `ct_${randomBytes(16).toString('hex')}`
   const identitySecret = `is_${randomBytes(24).toString('hex')}`
-  await app.db.insert(schema.channels).values({ id: channelId, workspaceId, name: 'Website', channelToken, identitySecret })
+  await app.deps.db.insert(schema.channels).values({ id: channelId, workspaceId, name: 'Website', channelToken, identitySecret })
   const addMember = async (role: Role, memberName?: string): Promise<SeededMember> => {
     const userId = `idp|${randomBytes(8).toString('hex')}`
     const mName = memberName ?? `${role} ${userId.slice(-4)}`
     const email = `${userId.slice(4)}@example.test`
-    await app.db.insert(schema.members).values({ workspaceId, userId, name: mName, email, role })
+    await app.deps.db.insert(schema.members).values({ workspaceId, userId, name: mName, email, role })
     const token = await memberToken(userId, { name: mName, email })
     return {
       userId,
@@ -163,8 +163,8 @@ export interface SeededGuest {
 export async function seedGuest(app: App, ws: SeededWorkspace, name = 'Gina Guest', email?: string): Promise<SeededGuest> {
   const guestId = uuidv7()
   const mail = email ?? `guest-${guestId.slice(-8)}@example.test`
-  await app.db.insert(schema.guests).values({ id: guestId, workspaceId: ws.workspaceId, channelId: ws.channelId, name, email: mail })
-  const { token } = app.visitorTokens.sign({ guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
+  await app.deps.db.insert(schema.guests).values({ id: guestId, workspaceId: ws.workspaceId, channelId: ws.channelId, name, email: mail })
+  const { token } = app.deps.visitorTokens.sign({ guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
   return {
     guestId,
     channelId: ws.channelId,

@@ -1,5 +1,5 @@
-import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
+import { useTextTypes } from '../../src/db/client.js'
 
 export type Sql = postgres.Sql
 
@@ -11,9 +11,8 @@ export function connect(url: string, max = 4): Sql {
     idle_timeout: 30,
     connection: { TimeZone: 'UTC' },
   })
-  // As in the app: drizzle's driver turns timestamps into Postgres text (microseconds kept).
-  drizzle(sql)
-  return sql
+  // As in the app: timestamps stay Postgres text (microseconds kept).
+  return useTextTypes(sql)
 }
 
 export function withDatabase(url: string, name: string): string {

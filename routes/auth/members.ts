@@ -22,7 +22,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: MemberPage, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => listMembers(app.db, request.member!.workspaceId, request.query.page, request.query.pageSize),
+    async (request) => listMembers(app.deps.db, request.member!.workspaceId, request.query.page, request.query.pageSize),
   )
 
   app.post(
@@ -36,7 +36,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Member, ...errorResponses(400, 401, 403, 409, 415) },
       },
     },
-    async (request, reply) => reply.code(201).send(await addMember(app.db, app.memberDirectory, actor(request), request.body)),
+    async (request, reply) => reply.code(201).send(await addMember(app.deps.db, app.deps.members, actor(request), request.body)),
   )
 
   app.patch(
@@ -51,7 +51,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Member, ...errorResponses(400, 401, 403, 404, 409, 415) },
       },
     },
-    async (request) => updateMember(app.db, app.memberDirectory, actor(request), request.params.userId, request.body),
+    async (request) => updateMember(app.deps.db, app.deps.members, actor(request), request.params.userId, request.body),
   )
 
   app.delete(
@@ -66,7 +66,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await removeMember(app.db, app.memberDirectory, actor(request), request.params.userId)
+      await removeMember(app.deps.db, app.deps.members, actor(request), request.params.userId)
       return reply.code(204).send()
     },
   )

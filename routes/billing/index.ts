@@ -37,7 +37,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'billing:read' } },
       schema: { tags: ['billing'], summary: "The workspace's subscription", response: { 200: Subscription, ...errorResponses(400, 401, 403) } },
     },
-    async (request) => getSubscription(app.sql, request.member!.workspaceId),
+    async (request) => getSubscription(app.deps.sql, request.member!.workspaceId),
   )
 
   app.get(
@@ -51,7 +51,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PaymentsPage, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => listPayments(app.sql, codec, request.member!.workspaceId, request.query.limit, request.query.cursor),
+    async (request) => listPayments(app.deps.sql, codec, request.member!.workspaceId, request.query.limit, request.query.cursor),
   )
 }
 export default routes

@@ -17,7 +17,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const row = await createChannel(app.db, request.member!.workspaceId, request.body)
+      const row = await createChannel(app.deps.db, request.member!.workspaceId, request.body)
       return reply.code(201).send(channelView(row, true))
     },
   )
@@ -34,7 +34,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const withSecret = can(request.member!.record.role, 'channels:manage')
-      const rows = await listChannels(app.db, request.member!.workspaceId)
+      const rows = await listChannels(app.deps.db, request.member!.workspaceId)
       return { data: rows.map((r) => channelView(r, withSecret)) }
     },
   )
@@ -51,7 +51,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 415) },
       },
     },
-    async (request) => channelView(await updateChannel(app.db, request.member!.workspaceId, request.params.id, request.body), true),
+    async (request) => channelView(await updateChannel(app.deps.db, request.member!.workspaceId, request.params.id, request.body), true),
   )
 
   app.post(
@@ -65,7 +65,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => channelView(await rotateChannelToken(app.db, request.member!.workspaceId, request.params.id), true),
+    async (request) => channelView(await rotateChannelToken(app.deps.db, request.member!.workspaceId, request.params.id), true),
   )
 }
 export default routes

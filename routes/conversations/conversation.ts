@@ -67,7 +67,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:read', visitor: true } },
       schema: { tags, summary: 'One conversation', params: IdParams, response: one },
     },
-    async (request) => getConversation(app.sql, request, request.params.id),
+    async (request) => getConversation(app.deps.sql, request, request.params.id),
   )
 
   app.delete(

@@ -20,7 +20,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:read' } },
       schema: { tags, summary: 'Unread OPEN conversations and messages', response: { 200: UnreadCount, ...errorResponses(401, 403, 500) } },
     },
-    async (request) => readUnreadCount(app.sql, request.member!.workspaceId, request.member!.userId),
+    async (request) => readUnreadCount(app.deps.sql, request.member!.workspaceId, request.member!.userId),
   )
 
   app.get(
@@ -37,7 +37,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
       schema: { tags, summary: 'Recount unread counters and repair drift', response: { 200: ReconcileResult, ...errorResponses(401, 403, 429, 500) } },
     },
-    async (request) => reconcileCounters(app.sql, request.member!.workspaceId),
+    async (request) => reconcileCounters(app.deps.sql, request.member!.workspaceId),
   )
 }
 export default routes

@@ -39,7 +39,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConversationPage, ...errors },
       },
     },
-    async (request) => listConversations(app.sql, codec, 'open', caller(request.member), request.query),
+    async (request) => listConversations(app.deps.sql, codec, 'open', caller(request.member), request.query),
   )
 
   app.get(
@@ -53,7 +53,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConversationPage, ...errors },
       },
     },
-    async (request) => listConversations(app.sql, codec, 'mine', caller(request.member), request.query),
+    async (request) => listConversations(app.deps.sql, codec, 'mine', caller(request.member), request.query),
   )
 
   app.get(
@@ -67,7 +67,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConversationPage, ...errors },
       },
     },
-    async (request) => listConversations(app.sql, codec, 'closed', caller(request.member), request.query),
+    async (request) => listConversations(app.deps.sql, codec, 'closed', caller(request.member), request.query),
   )
 
   app.get(
@@ -81,7 +81,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({
-      data: await availableAgents(app.sql, app.redis, app.config.REDIS_PREFIX, request.member!.workspaceId, request.log),
+      data: await availableAgents(app.deps.sql, app.deps.redis, app.config.REDIS_PREFIX, request.member!.workspaceId, request.log),
     }),
   )
 
@@ -104,13 +104,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       let workspaceId: string
       if (request.member) {
         workspaceId = request.member.workspaceId
-        if (!(await guestExists(app.sql, workspaceId, guestId))) throw guestNotFound()
+        if (!(await guestExists(app.deps.sql, workspaceId, guestId))) throw guestNotFound()
       } else {
         // A visitor sees only its own guest: any other id is "not found", never "forbidden".
         if (request.visitor!.guestId.toLowerCase() !== guestId) throw guestNotFound()
         workspaceId = request.visitor!.workspaceId
       }
-      return guestHistory(app.sql, codec, workspaceId, guestId, request.query)
+      return guestHistory(app.deps.sql, codec, workspaceId, guestId, request.query)
     },
   )
 }

@@ -16,7 +16,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      searchConversations(app.sql, app.config, {
+      searchConversations(app.deps.sql, app.config, {
         workspaceId: request.member!.workspaceId,
         q: request.query.q,
         limit: request.query.limit,

@@ -25,8 +25,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const row = await findConversationForCaller(app.db, request, request.params.id)
-      const conversation = await loadConversationView(app.sql, row.id)
+      const row = await findConversationForCaller(app.deps.db, request, request.params.id)
+      const conversation = await loadConversationView(app.deps.sql, row.id)
       if (!conversation) throw conversationNotFound()
       const format = request.query.format
       reply
@@ -36,7 +36,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         .header('cache-control', 'private, no-store')
       // An html transcript is inert even when opened inline: no script, no remote content.
       if (format === 'html') reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-      const stream = Readable.from(renderTranscript(app.sql, conversation, format), { objectMode: false })
+      const stream = Readable.from(renderTranscript(app.deps.sql, conversation, format), { objectMode: false })
       stream.on('error', (err) => request.log.error({ err }, 'transcript stream failed'))
       // A stream bypasses the serializer; the 200 schema documents the file for OpenAPI.
       return reply.send(stream as unknown as string)
@@ -61,7 +61,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const row = await findConversationForCaller(app.db, request, request.params.id)
+      const row = await findConversationForCaller(app.deps.db, request, request.params.id)
       const { jobId } = await requestTranscript(app, request, row, request.body?.email, request.headers['idempotency-key'])
       return { queued: true as const, jobId }
     },

@@ -17,7 +17,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['health'], summary: 'Liveness and readiness probe', response: { 200: Health, 503: Health } },
     },
     async (_request, reply) => {
-      const health = await checkHealth(app.sql, app.redis, app.config.HEALTH_TIMEOUT_MS)
+      const health = await checkHealth(app.deps.sql, app.deps.redis, app.config.HEALTH_TIMEOUT_MS)
       return reply.code(health.status === 'ok' ? 200 : 503).send(health)
     },
   )

@@ -16,7 +16,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const ws = await createWorkspace(app.db, request.identity!, request.body)
+      const ws = await createWorkspace(app.deps.db, request.identity!, request.body)
       return reply.code(201).send(ws)
     },
   )
@@ -31,7 +31,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: WorkspaceList, ...errorResponses(401) },
       },
     },
-    async (request) => ({ data: await listWorkspacesOf(app.db, request.identity!.userId) }),
+    async (request) => ({ data: await listWorkspacesOf(app.deps.db, request.identity!.userId) }),
   )
 }
 export default routes

@@ -1,5 +1,5 @@
 import { and, asc, count, eq } from 'drizzle-orm'
-import type { Db } from '../../plugins/db.js'
+import type { Db } from '../db/client.js'
 import { members } from '../db/schema.js'
 import { conflict, forbidden, notFound } from '../errors.js'
 import { iso } from '../time.js'

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import type { Db } from '../../plugins/db.js'
+import type { Db } from '../db/client.js'
 import { members } from '../db/schema.js'
 import type { Role } from './permissions.js'
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { and, asc, eq } from 'drizzle-orm'
-import type { Db } from '../../plugins/db.js'
+import type { Db } from '../db/client.js'
 import { channels } from '../db/schema.js'
 import { badRequest, notFound } from '../errors.js'
 import { iso } from '../time.js'

@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import type { FastifyRequest } from 'fastify'
-import type { Db } from '../../plugins/db.js'
+import type { Db } from '../db/client.js'
 import { conversations } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
 

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
-import type { Sql } from '../../plugins/db.js'
+import type { Sql } from '../db/client.js'
 import { readPresence, type PresenceStatus } from '../presence.js'
 
 export interface AvailableAgent {

@@ -1,4 +1,4 @@
-import type { Sql } from '../../plugins/db.js'
+import type { Pool, Sql } from '../db/client.js'
 
 /**
  * Unread counters (API.md section 5, DESIGN-NOTES "Unread counters that never drift").
@@ -165,7 +165,7 @@ export interface ReconcileResult {
  * what differs. Runs under the workspace's advisory lock in exclusive mode: every writer holds it
  * shared for its whole transaction, so the recount sees no change half-applied.
  */
-export async function reconcileCounters(sql: Sql, workspaceId: string): Promise<ReconcileResult> {
+export async function reconcileCounters(sql: Pool, workspaceId: string): Promise<ReconcileResult> {
   return sql.begin(async (tx) => {
     const q = tx as unknown as Sql
     await lockCountersExclusive(q, workspaceId)

@@ -1,5 +1,5 @@
 import type { PendingQuery, Row } from 'postgres'
-import type { Sql } from '../../plugins/db.js'
+import type { Sql } from '../db/client.js'
 import type { CursorCodec, CursorKey, CursorParams } from '../cursor.js'
 import { badRequest } from '../errors.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { v7 as uuidv7 } from 'uuid'
-import type { Sql } from '../../plugins/db.js'
+import type { Sql } from '../db/client.js'
 import type { MessageView } from '../../schemas/conversations.js'
 import { cursorCodec } from '../cursor.js'
 import { badRequest } from '../errors.js'
@@ -85,7 +85,7 @@ export async function postMessage(
   const result = out.result!
   if (result.created) {
     const conv = out.conversation
-    app.events.publish([rooms.workspace(conv.workspaceId), rooms.guest(conv.guestId)], 'message:new', {
+    app.deps.events.publish([rooms.workspace(conv.workspaceId), rooms.guest(conv.guestId)], 'message:new', {
       conversationId: conv.id,
       message: result.message,
     })
@@ -100,7 +100,7 @@ export async function listMessages(
   id: string,
   query: { limit: number; cursor?: string },
 ): Promise<{ data: MessageView[]; nextCursor: string | null }> {
-  const conv = await findConversationForCaller(app.db, request, id)
+  const conv = await findConversationForCaller(app.deps.db, request, id)
   const codec = cursorCodec(app.config)
   const params = { list: 'messages', conversationId: conv.id }
   let after: [string, string] | null = null
@@ -111,7 +111,7 @@ export async function listMessages(
     }
     after = [key[0], key[1]]
   }
-  const sql: Sql = app.sql
+  const sql: Sql = app.deps.sql
   const rows = await sql<MessageRecord[]>`
     SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
     WHERE conversation_id = ${conv.id}

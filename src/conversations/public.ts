@@ -1,4 +1,4 @@
-import type { Sql } from '../../plugins/db.js'
+import type { Sql } from '../db/client.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from './access.js'

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { v7 as uuidv7 } from 'uuid'
-import type { Sql } from '../../plugins/db.js'
+import type { Sql } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { badRequest, conversationNotFound, forbidden, notFound } from '../errors.js'
 import { rooms } from '../events.js'
@@ -82,7 +82,7 @@ export async function mutateConversation<T = undefined>(
   if (!isUuid(id)) throw conversationNotFound()
   const ws = workspaceOf(request)
   const guest = request.visitor?.guestId ?? null
-  const out = (await app.sql.begin(async (tx) => {
+  const out = (await app.deps.sql.begin(async (tx) => {
     const sql = tx as unknown as Sql
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
@@ -101,7 +101,7 @@ export async function mutateConversation<T = undefined>(
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
-    app.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
+    app.deps.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
   }
   return { conversation: out.conversation as ConversationView, changed, result: m.result }
 }
@@ -131,7 +131,7 @@ export async function createConversation(
     throw forbidden('channelId and guestId must be those of the visitor session')
   }
   const id = uuidv7()
-  const conversation = (await app.sql.begin(async (tx) => {
+  const conversation = (await app.deps.sql.begin(async (tx) => {
     const sql = tx as unknown as Sql
     const [guest] = await sql<{ id: string }[]>`
       SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
@@ -146,7 +146,7 @@ export async function createConversation(
     await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
     return loadConversationView(sql, id)
   })) as ConversationView
-  app.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
+  app.deps.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
   return conversation
 }
 
@@ -207,8 +207,8 @@ export interface HistoryEntry {
 /** GET /:id/assignment-history, newest first. */
 export async function assignmentHistory(app: FastifyInstance, request: FastifyRequest, id: string): Promise<HistoryEntry[]> {
   // Visibility only: the primary-key lookup, not the joined view.
-  await findConversationForCaller(app.db, request, id)
-  const rows = await app.sql<(Omit<HistoryEntry, 'at'> & { at: string })[]>`
+  await findConversationForCaller(app.deps.db, request, id)
+  const rows = await app.deps.sql<(Omit<HistoryEntry, 'at'> & { at: string })[]>`
     SELECT action, agent_id AS "agentId", previous_agent_id AS "previousAgentId", by_user_id AS "byUserId", created_at AS at
     FROM assignment_history WHERE conversation_id = ${id}
     ORDER BY created_at DESC, id DESC`

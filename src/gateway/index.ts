@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import { createAdapter } from '@socket.io/redis-adapter'
-import { drizzle } from 'drizzle-orm/postgres-js'
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import { Server, type Socket } from 'socket.io'
-import { createSql } from '../../plugins/db.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
 import type { Config } from '../config.js'
-import * as schema from '../db/schema.js'
+import { createDb, createSql } from '../db/client.js'
 import { rooms, socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
+import { waitReady } from '../redis.js'
 import { authenticate, HandshakeError, principalOf, type SocketPrincipal } from './auth.js'
 import { memberKey, PresenceStore, splitMemberKey, type PresenceChange } from './presence.js'
 
@@ -59,25 +58,6 @@ export function gatewayLogger(config: Config): Logger {
   })
 }
 
-function waitReady(client: Redis, timeoutMs: number): Promise<void> {
-  if (client.status === 'ready') return Promise.resolve()
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup()
-      reject(new Error(`Redis did not answer within ${timeoutMs} ms`))
-    }, timeoutMs)
-    const onReady = () => {
-      cleanup()
-      resolve()
-    }
-    const cleanup = () => {
-      clearTimeout(timer)
-      client.off('ready', onReady)
-    }
-    client.on('ready', onReady)
-  })
-}
-
 export async function createGateway({ config, logger }: GatewayOptions): Promise<Gateway> {
   const log = logger ?? gatewayLogger(config)
   const gatewayId = randomUUID()
@@ -111,7 +91,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     })
 
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const directory = new MemberDirectory(drizzle(sql, { schema }), config.MEMBER_CACHE_TTL_MS)
+  const directory = new MemberDirectory(createDb(sql), config.MEMBER_CACHE_TTL_MS)
   const memberTokens = createMemberVerifier(config)
   const visitorTokens = createVisitorTokens(config)
   const presence = new PresenceStore({ redis: pub, prefix, gatewayId, entryTtlMs })

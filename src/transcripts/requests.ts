@@ -36,7 +36,7 @@ export async function requestTranscript(
   email: string | undefined,
   idempotencyKey?: string,
 ): Promise<TranscriptQueued> {
-  const [guest] = await app.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
+  const [guest] = await app.deps.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
   const guestEmail = guest?.email?.trim() ?? ''
   let target: string
   let requestedBy: string
@@ -56,7 +56,7 @@ export async function requestTranscript(
 
   const limit = app.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
   const window = app.config.TRANSCRIPT_DEDUPE_WINDOW_S
-  const result = await app.sql.begin(async (tx) => {
+  const result = await app.deps.sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`transcript:${conversation.id}`}, 0))`
     // With a key, the request id is derived from it: a replay finds its row, whenever it comes.
     const keyed = idempotencyKey ? uuidv5(`${conversation.id}\n${requestedBy}\n${idempotencyKey}`, IDEMPOTENCY_NS) : null
@@ -93,10 +93,10 @@ export async function requestTranscript(
       INSERT INTO transcript_requests (id, workspace_id, conversation_id, email, requested_by)
       VALUES (${id}, ${conversation.workspaceId}, ${conversation.id}, ${target}, ${requestedBy})`
     const data: TranscriptJob = { requestId: id }
-    const jobId = await app.jobs.boss.send(TRANSCRIPT_QUEUE, data, { id, singletonKey: id, db: app.jobs.executor(tx) })
+    const jobId = await app.deps.jobs.send(tx, TRANSCRIPT_QUEUE, data, { id, singletonKey: id })
     if (jobId !== id) throw new Error(`transcript job was not enqueued (${jobId})`)
     return { jobId: id, deduplicated: false }
   })
-  if (!result.deduplicated) app.jobs.wake(TRANSCRIPT_QUEUE)
+  if (!result.deduplicated) app.deps.jobs.wake(TRANSCRIPT_QUEUE)
   return result
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { and, asc, eq } from 'drizzle-orm'
-import type { Db } from '../../plugins/db.js'
+import type { Db } from '../db/client.js'
 import type { Role } from '../auth/permissions.js'
 import { members, workspaces } from '../db/schema.js'
 import { iso } from '../time.js'

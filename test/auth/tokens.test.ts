@@ -13,8 +13,8 @@ t.test('member JWTs through a real JWKS (RS256/ES256): the token matrix', async 
   })
   // The member 'idp|ida' owns a workspace, so the membership step is reached by valid tokens.
   const workspaceId = randomUUID()
-  await app.db.insert(schema.workspaces).values({ id: workspaceId, name: 'JWKS Co' })
-  await app.db.insert(schema.members).values({ workspaceId, userId: 'idp|ida', name: 'Ida', email: 'ida@example.test', role: 'owner' })
+  await app.deps.db.insert(schema.workspaces).values({ id: workspaceId, name: 'JWKS Co' })
+  await app.deps.db.insert(schema.members).values({ workspaceId, userId: 'idp|ida', name: 'Ida', email: 'ida@example.test', role: 'owner' })
 
   const call = (token: string) =>
     app.inject({ method: 'GET', url: '/auth/members', headers: { authorization: `Bearer ${token}`, 'x-workspace-id': workspaceId } })
@@ -51,7 +51,7 @@ t.test('member JWTs through a real JWKS (RS256/ES256): the token matrix', async 
   await refused('garbage', 'not.a.jwt')
   await refused('garbage (random base64)', Buffer.from('x'.repeat(90)).toString('base64url'))
   // A visitor session Parley signed itself is not a member token.
-  await refused('visitor token as member token', app.visitorTokens.sign({ guestId: randomUUID(), channelId: randomUUID(), workspaceId }).token)
+  await refused('visitor token as member token', app.deps.visitorTokens.sign({ guestId: randomUUID(), channelId: randomUUID(), workspaceId }).token)
   // Right kid, another key: the signature does not verify.
   const { generateKeyPair } = await import('jose')
   const other = await generateKeyPair('RS256')

@@ -103,11 +103,11 @@ t.test('the renderer yields bounded chunks (one per batch), never the whole tran
   const guest = await seedGuest(app, ws)
   const conv = await seedConversation(app, ws, guest)
   await seedManyMessages(app, conv, 5_500)
-  const view = await loadConversationView(app.sql, conv)
+  const view = await loadConversationView(app.deps.sql, conv)
   for (const format of ['txt', 'json', 'html'] as const) {
     let chunks = 0
     let largest = 0
-    for await (const chunk of renderTranscript(app.sql, view!, format)) {
+    for await (const chunk of renderTranscript(app.deps.sql, view!, format)) {
       chunks++
       largest = Math.max(largest, chunk.length)
     }
