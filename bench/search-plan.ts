@@ -13,6 +13,7 @@ import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
 import { useTextTypes } from '../src/db/client.js'
 import { searchConversations } from '../src/search/search.js'
+import { benchOwner, scriptContext } from './lib/context.js'
 
 const [db, word, which, runsArg] = process.argv.slice(2)
 if (!db || !word) throw new Error('usage: search-plan.ts <db> <word> [small|largest] [runs]')
@@ -33,6 +34,7 @@ useTextTypes(sql)
 const [meta] = await sql<{ data: { seed: Record<string, { id: string }> } }[]>`SELECT data FROM bench_meta`
 const workspaceId = meta!.data.seed[which === 'small' ? 'small' : 'largest']!.id
 const config = loadConfig({ ...process.env, DATABASE_URL: url.toString(), CURSOR_SECRET: 'x'.repeat(32), AUTH_JWT_SECRET: 'x'.repeat(32), VISITOR_SESSION_SECRET: 'x'.repeat(32) } as never)
+const ctx = scriptContext(sql, config, benchOwner(workspaceId))
 const [{ pid }] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`
 const { readFileSync } = await import('node:fs')
 const ticks = (): number => {
@@ -41,12 +43,12 @@ const ticks = (): number => {
   return Number(f[11]) + Number(f[12])
 }
 const runs = Number(runsArg ?? 20)
-await searchConversations(sql, config, { workspaceId, q: word, limit: 20 })
+await searchConversations(ctx, { q: word, limit: 20 })
 const times: number[] = []
 const cpu0 = ticks()
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now()
-  await searchConversations(sql, config, { workspaceId, q: word, limit: 20 })
+  await searchConversations(ctx, { q: word, limit: 20 })
   times.push(performance.now() - t0)
 }
 const cpuMs = ((ticks() - cpu0) * 10) / runs // USER_HZ = 100

@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import type { MemberRecord } from '../src/auth/members.js'
+import type { Caller, MemberCaller, VisitorCaller } from '../src/auth/callers.js'
 import { can, type Permission } from '../src/auth/permissions.js'
-import { AppError, badRequest, forbidden, unauthorized } from '../src/errors.js'
+import { contextFor, type Ctx } from '../src/context.js'
+import { badRequest, forbidden, unauthorized } from '../src/errors.js'
 
 /**
  * Who may call a route, declared on the route itself: `config: { access: ... }`.
@@ -12,37 +13,19 @@ import { AppError, badRequest, forbidden, unauthorized } from '../src/errors.js'
  *   that the visitor owns what it asks for).
  * - { visitor: true }: a visitor session only.
  * - { member: 'any', workspace: false }: any valid member JWT, no workspace (POST/GET /workspaces).
- * Routes never read tokens themselves; they read `request.member` / `request.visitor`.
+ * Routes never read tokens themselves: they pass `request.ctx` (src/context.ts) to domain code.
  */
 export type Access =
   | 'public'
   | { member?: Permission | 'any'; visitor?: boolean; workspace?: boolean }
-
-export interface MemberPrincipal {
-  userId: string
-  /** Claims from the token, for a first membership (POST /workspaces). */
-  tokenName?: string
-  tokenEmail?: string
-  /** Absent only on routes declared with workspace: false. */
-  workspaceId: string
-  record: MemberRecord
-}
-
-export interface VisitorPrincipal {
-  guestId: string
-  channelId: string
-  workspaceId: string
-}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access
   }
   interface FastifyRequest {
-    member?: MemberPrincipal
-    /** Set on workspace: false routes, where there is no membership yet. */
-    identity?: { userId: string; name?: string; email?: string }
-    visitor?: VisitorPrincipal
+    /** The caller and the process's infrastructure, for domain code (set on every route with access). */
+    ctx: Ctx
   }
 }
 
@@ -58,11 +41,9 @@ function bearer(request: FastifyRequest): string | undefined {
 
 export default fp(
   async (app) => {
-    app.decorateRequest('member', undefined)
-    app.decorateRequest('identity', undefined)
-    app.decorateRequest('visitor', undefined)
+    app.decorateRequest('ctx', null as unknown as Ctx)
 
-    async function authenticateMember(request: FastifyRequest, token: string, permission: Permission | 'any', workspace: boolean) {
+    async function authenticateMember(request: FastifyRequest, token: string, permission: Permission | 'any', workspace: boolean): Promise<Caller> {
       let claims
       try {
         claims = await app.deps.memberTokens(token)
@@ -70,8 +51,7 @@ export default fp(
         request.log.info({ reason: (err as Error).message }, 'member token refused')
         throw unauthorized('Invalid or expired token')
       }
-      request.identity = { userId: claims.sub, name: claims.name, email: claims.email }
-      if (!workspace) return
+      if (!workspace) return { kind: 'user', userId: claims.sub, name: claims.name, email: claims.email }
       const workspaceId = request.headers['x-workspace-id']
       if (typeof workspaceId !== 'string' || workspaceId === '') {
         throw badRequest('x-workspace-id header is required', 'WORKSPACE_REQUIRED')
@@ -83,36 +63,39 @@ export default fp(
       if (permission !== 'any' && !can(record.role, permission)) {
         throw forbidden(`Missing permission ${permission}`, 'FORBIDDEN')
       }
-      request.member = {
-        userId: claims.sub,
-        tokenName: claims.name,
-        tokenEmail: claims.email,
+      const member: MemberCaller = {
+        kind: 'member',
         workspaceId: record.workspaceId,
-        record,
+        userId: claims.sub,
+        role: record.role,
+        name: record.name,
+        email: record.email,
       }
+      return member
     }
 
-    function authenticateVisitor(request: FastifyRequest, token: string) {
+    function authenticateVisitor(request: FastifyRequest, token: string): VisitorCaller {
       try {
         const c = app.deps.visitorTokens.verify(token)
-        request.visitor = { guestId: c.guestId, channelId: c.channelId, workspaceId: c.workspaceId }
+        return { kind: 'visitor', guestId: c.guestId, channelId: c.channelId, workspaceId: c.workspaceId }
       } catch (err) {
         request.log.info({ reason: (err as Error).message }, 'visitor session refused')
         throw unauthorized('Invalid or expired visitor session')
       }
     }
 
-    function guard(access: Exclude<Access, 'public'>): preHandlerHookHandler {
+    async function callerOf(request: FastifyRequest, access: Access): Promise<Caller> {
+      if (access === 'public') return { kind: 'anonymous' }
+      const token = access.member ? bearer(request) : undefined
+      if (token && access.member) return authenticateMember(request, token, access.member, access.workspace !== false)
+      const session = request.headers['x-visitor-session']
+      if (access.visitor && typeof session === 'string' && session !== '') return authenticateVisitor(request, session)
+      throw unauthorized()
+    }
+
+    function guard(access: Access): preHandlerHookHandler {
       return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
-        const token = access.member ? bearer(request) : undefined
-        if (token && access.member) {
-          return authenticateMember(request, token, access.member, access.workspace !== false)
-        }
-        const session = request.headers['x-visitor-session']
-        if (access.visitor && typeof session === 'string' && session !== '') {
-          return authenticateVisitor(request, session)
-        }
-        throw unauthorized()
+        request.ctx = contextFor(app.deps, await callerOf(request, access), request.log)
       }
     }
 
@@ -122,17 +105,10 @@ export default fp(
       if (access === undefined && !route.url.startsWith('/docs') && route.method !== 'OPTIONS' && route.method !== 'HEAD') {
         throw new Error(`route ${[route.method].flat().join(',')} ${route.url} declares no config.access`)
       }
-      if (!access || access === 'public') return
+      if (!access) return
       const existing = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
       route.preHandler = [guard(access), ...existing]
     })
   },
   { name: 'auth', dependencies: ['config', 'deps'] },
 )
-
-/** The caller's workspace, whichever kind of caller it is. */
-export function callerWorkspace(request: FastifyRequest): string {
-  const id = request.member?.workspaceId ?? request.visitor?.workspaceId
-  if (!id) throw new AppError(500, 'INTERNAL_ERROR', 'route has no authenticated caller')
-  return id
-}

@@ -40,6 +40,7 @@ export function violation(file: string, specifier: string): string | null {
   const layer = target?.split('/')[0]
   if (file.startsWith('src/') && !ENTRY_POINTS.has(file)) {
     if (layer === 'plugins' || layer === 'routes') return `src/ must not import ${layer}/ (only ${[...ENTRY_POINTS].join(', ')} may)`
+    if (FASTIFY.test(specifier) && !FASTIFY_EDGE.has(file)) return 'domain code must not import Fastify (take a Ctx, not a request)'
   }
   if (file.startsWith('plugins/') && layer === 'routes') return 'plugins/ must not import routes/ (routes are autoloaded)'
   return null

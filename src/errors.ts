@@ -34,3 +34,4 @@ export const forbidden = (message = 'Not allowed', code = 'FORBIDDEN') => new Ap
 export const notFound = (code: string, message: string) => new AppError(404, code, message)
 export const conflict = (code: string, message: string) => new AppError(409, code, message)
 export const conversationNotFound = () => notFound('CONVERSATION_NOT_FOUND', 'Conversation not found')
+export const guestNotFound = () => notFound('GUEST_NOT_FOUND', 'Guest not found')

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis'
-import type { Sql } from './db/client.js'
+import type { Deps } from './context.js'
 
 export type DependencyState = 'online' | 'offline'
 
@@ -23,7 +22,9 @@ export async function probe(check: () => Promise<unknown>, timeoutMs: number): P
   }
 }
 
-export async function checkHealth(sql: Sql, redis: Redis, timeoutMs: number) {
+/** GET /health, in the API and the gateway (which shares these three pieces of Deps). */
+export async function checkHealth({ sql, redis, config }: Pick<Deps, 'sql' | 'redis' | 'config'>) {
+  const timeoutMs = config.HEALTH_TIMEOUT_MS
   const [database, redisState] = await Promise.all([
     probe(() => sql`SELECT 1`.execute(), timeoutMs),
     probe(() => redis.ping(), timeoutMs),

@@ -1,15 +1,15 @@
 import { PgBoss, type JobWithMetadata, type Queue, type SendOptions } from 'pg-boss'
 import type postgres from 'postgres'
 import type { Config } from './config.js'
-import type { Deps, Log } from './context.js'
+import { contextFor, type Ctx, type Deps, type Log } from './context.js'
 import type { Sql } from './db/client.js'
 
 /** One durable job queue of an area: its name, retry policy and handler. Listed in src/queues.ts. */
 export interface QueueDefinition<T extends object = object> {
   name: string
   options(config: Config): Omit<Queue, 'name'>
-  /** Handles one job; throwing makes pg-boss retry it per `options`. */
-  handle(deps: Deps, job: JobWithMetadata<T>): Promise<void>
+  /** Handles one job with a system caller's context; throwing makes pg-boss retry it per `options`. */
+  handle(ctx: Ctx, job: JobWithMetadata<T>): Promise<void>
 }
 
 export interface Jobs {
@@ -72,7 +72,7 @@ export async function createJobs(config: Config, log: Log, queues: readonly Queu
           q.name,
           { includeMetadata: true, batchSize: 1, pollingIntervalSeconds: config.JOBS_POLL_INTERVAL_S },
           async (batch) => {
-            for (const job of batch) await q.handle(deps, job)
+            for (const job of batch) await q.handle(contextFor(deps, { kind: 'system' }), job)
           },
         )
         workers.set(q.name, id)

@@ -38,7 +38,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const result = await bootstrapVisitor({ db: app.deps.db, visitorTokens: app.deps.visitorTokens, log: request.log }, request.body, {
+      const result = await bootstrapVisitor(request.ctx, request.body, {
         origin: header(request, 'origin'),
         channelToken: header(request, 'x-channel-token'),
         visitorSession: header(request, 'x-visitor-session'),

@@ -1,12 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { cursorCodec } from '../../src/cursor.js'
 import { getSubscription, listPayments } from '../../src/billing/queries.js'
 import { errorResponses } from '../../schemas/common.js'
 import { PaymentsPage, PaymentsQuery, ReturnQuery, Subscription } from '../../schemas/billing.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  const codec = cursorCodec(app.config)
-
   // Browser return routes: only a redirect to the app, never a state change (webhooks are the
   // source of truth). Any status other than "success" is reported as "cancel", so no
   // caller-supplied text is ever reflected into the redirect.
@@ -37,7 +34,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'billing:read' } },
       schema: { tags: ['billing'], summary: "The workspace's subscription", response: { 200: Subscription, ...errorResponses(400, 401, 403) } },
     },
-    async (request) => getSubscription(app.deps.sql, request.member!.workspaceId),
+    async (request) => getSubscription(request.ctx),
   )
 
   app.get(
@@ -51,7 +48,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PaymentsPage, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => listPayments(app.deps.sql, codec, request.member!.workspaceId, request.query.limit, request.query.cursor),
+    async (request) => listPayments(request.ctx, request.query),
   )
 }
 export default routes

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ChannelList, Channel, ChannelParams, CreateChannelBody, UpdateChannelBody } from '../../schemas/channels.js'
 import { errorResponses } from '../../schemas/common.js'
-import { can } from '../../src/auth/permissions.js'
-import { channelView, createChannel, listChannels, rotateChannelToken, updateChannel } from '../../src/channels/channels.js'
+import { createChannel, listChannels, rotateChannelToken, updateChannel } from '../../src/channels/channels.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -16,10 +15,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Channel, ...errorResponses(400, 401, 403, 415) },
       },
     },
-    async (request, reply) => {
-      const row = await createChannel(app.deps.db, request.member!.workspaceId, request.body)
-      return reply.code(201).send(channelView(row, true))
-    },
+    async (request, reply) => reply.code(201).send(await createChannel(request.ctx, request.body)),
   )
 
   app.get(
@@ -32,11 +28,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ChannelList, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => {
-      const withSecret = can(request.member!.record.role, 'channels:manage')
-      const rows = await listChannels(app.deps.db, request.member!.workspaceId)
-      return { data: rows.map((r) => channelView(r, withSecret)) }
-    },
+    async (request) => listChannels(request.ctx),
   )
 
   app.patch(
@@ -51,7 +43,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 415) },
       },
     },
-    async (request) => channelView(await updateChannel(app.deps.db, request.member!.workspaceId, request.params.id, request.body), true),
+    async (request) => updateChannel(request.ctx, request.params.id, request.body),
   )
 
   app.post(
@@ -65,7 +57,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => channelView(await rotateChannelToken(app.deps.db, request.member!.workspaceId, request.params.id), true),
+    async (request) => rotateChannelToken(request.ctx, request.params.id),
   )
 }
 export default routes

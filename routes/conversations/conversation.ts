@@ -58,7 +58,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Conversation, ...errorResponses(400, 401, 403, 404, 415, 500) },
       },
     },
-    async (request, reply) => reply.code(201).send(await createConversation(app, request, request.body)),
+    async (request, reply) => reply.code(201).send(await createConversation(request.ctx, request.body)),
   )
 
   app.get(
@@ -67,7 +67,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:read', visitor: true } },
       schema: { tags, summary: 'One conversation', params: IdParams, response: one },
     },
-    async (request) => getConversation(app.deps.sql, request, request.params.id),
+    async (request) => getConversation(request.ctx, request.params.id),
   )
 
   app.delete(
@@ -77,7 +77,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Soft-delete a conversation', params: IdParams, response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 500) } },
     },
     async (request, reply) => {
-      await deleteConversation(app, request, request.params.id)
+      await deleteConversation(request.ctx, request.params.id)
       return reply.code(204).send()
     },
   )
@@ -88,7 +88,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:assign' } },
       schema: { tags, summary: 'Assign an agent', params: IdParams, body: AssignBody, response: one },
     },
-    async (request) => (await assignAgent(app, request, request.params.id, request.body.agentId)).conversation,
+    async (request) => (await assignAgent(request.ctx, request.params.id, request.body.agentId)).conversation,
   )
 
   app.patch(
@@ -98,7 +98,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:assign' } },
       schema: { tags, summary: 'Remove the assigned agent', params: IdParams, response: one },
     },
-    async (request) => (await unassignAgent(app, request, request.params.id)).conversation,
+    async (request) => (await unassignAgent(request.ctx, request.params.id)).conversation,
   )
 
   app.get(
@@ -107,7 +107,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:read' } },
       schema: { tags, summary: 'Assignment history, newest first', params: IdParams, response: { 200: HistoryList, ...errorResponses(401, 403, 404, 500) } },
     },
-    async (request) => ({ data: await assignmentHistory(app, request, request.params.id) }),
+    async (request) => ({ data: await assignmentHistory(request.ctx, request.params.id) }),
   )
 
   app.patch(
@@ -117,7 +117,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:write', visitor: true } },
       schema: { tags, summary: 'Mark seen (agents, or the visitor for the widget)', params: IdParams, response: one },
     },
-    async (request) => (await markSeen(app, request, request.params.id)).conversation,
+    async (request) => (await markSeen(request.ctx, request.params.id)).conversation,
   )
 
   app.patch(
@@ -127,7 +127,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:write' } },
       schema: { tags, summary: 'Resolve', params: IdParams, response: one },
     },
-    async (request) => (await closeConversation(app, request, request.params.id)).conversation,
+    async (request) => (await closeConversation(request.ctx, request.params.id)).conversation,
   )
 
   app.patch(
@@ -137,7 +137,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:write' } },
       schema: { tags, summary: 'Reopen', params: IdParams, response: one },
     },
-    async (request) => (await reopenConversation(app, request, request.params.id)).conversation,
+    async (request) => (await reopenConversation(request.ctx, request.params.id)).conversation,
   )
 
   app.patch(
@@ -147,7 +147,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:write' } },
       schema: { tags, summary: 'Pin', params: IdParams, response: one },
     },
-    async (request) => (await setPinned(app, request, request.params.id, true)).conversation,
+    async (request) => (await setPinned(request.ctx, request.params.id, true)).conversation,
   )
 
   app.patch(
@@ -157,7 +157,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:write' } },
       schema: { tags, summary: 'Unpin', params: IdParams, response: one },
     },
-    async (request) => (await setPinned(app, request, request.params.id, false)).conversation,
+    async (request) => (await setPinned(request.ctx, request.params.id, false)).conversation,
   )
 
   app.post(
@@ -173,7 +173,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { message, created } = await postMessage(app, request, request.params.id, request.body)
+      const { message, created } = await postMessage(request.ctx, request.params.id, request.body)
       return reply.code(created ? 201 : 200).send(message)
     },
   )
@@ -184,7 +184,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:read', visitor: true } },
       schema: { tags, summary: 'Messages, oldest first', params: IdParams, querystring: MessagesQuery, response: { 200: MessagePage, ...errorResponses(400, 401, 403, 404, 500) } },
     },
-    async (request) => listMessages(app, request, request.params.id, { limit: request.query.limit ?? 20, cursor: request.query.cursor }),
+    async (request) => listMessages(request.ctx, request.params.id, { limit: request.query.limit ?? 20, cursor: request.query.cursor }),
   )
 }
 export default routes

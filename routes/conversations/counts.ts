@@ -20,7 +20,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: { member: 'conversations:read' } },
       schema: { tags, summary: 'Unread OPEN conversations and messages', response: { 200: UnreadCount, ...errorResponses(401, 403, 500) } },
     },
-    async (request) => readUnreadCount(app.deps.sql, request.member!.workspaceId, request.member!.userId),
+    async (request) => readUnreadCount(request.ctx),
   )
 
   app.get(
@@ -32,12 +32,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
           hook: 'preHandler',
           max: RECONCILE_PER_MINUTE,
           timeWindow: 60_000,
-          keyGenerator: (request) => `reconcile:${request.member?.workspaceId ?? request.ip}`,
+          keyGenerator: (request) => `reconcile:${request.ctx.caller.kind === 'member' ? request.ctx.caller.workspaceId : request.ip}`,
         },
       },
       schema: { tags, summary: 'Recount unread counters and repair drift', response: { 200: ReconcileResult, ...errorResponses(401, 403, 429, 500) } },
     },
-    async (request) => reconcileCounters(app.deps.sql, request.member!.workspaceId),
+    async (request) => reconcileCounters(request.ctx),
   )
 }
 export default routes

@@ -9,11 +9,8 @@ import {
   MineListQuery,
   OpenListQuery,
 } from '../../schemas/conversation-lists.js'
-import { isUuid } from '../../src/conversations/access.js'
 import { availableAgents } from '../../src/conversations/agents.js'
-import { guestExists, guestHistory, listConversations, type ListCaller } from '../../src/conversations/lists.js'
-import { cursorCodec } from '../../src/cursor.js'
-import { notFound } from '../../src/errors.js'
+import { guestHistory, listConversations } from '../../src/conversations/lists.js'
 
 /**
  * The conversation lists. Static paths only: find-my-way matches a static segment before a
@@ -21,12 +18,7 @@ import { notFound } from '../../src/errors.js'
  * the `:id` of routes/conversations/index.ts, whatever the registration order.
  */
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  const codec = cursorCodec(app.config)
   const errors = errorResponses(400, 401, 403)
-  const caller = (m: { workspaceId: string; userId: string } | undefined): ListCaller => ({
-    workspaceId: m!.workspaceId,
-    userId: m!.userId,
-  })
 
   app.get(
     '/',
@@ -39,7 +31,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConversationPage, ...errors },
       },
     },
-    async (request) => listConversations(app.deps.sql, codec, 'open', caller(request.member), request.query),
+    async (request) => listConversations(request.ctx, 'open', request.query),
   )
 
   app.get(
@@ -53,7 +45,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConversationPage, ...errors },
       },
     },
-    async (request) => listConversations(app.deps.sql, codec, 'mine', caller(request.member), request.query),
+    async (request) => listConversations(request.ctx, 'mine', request.query),
   )
 
   app.get(
@@ -67,7 +59,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConversationPage, ...errors },
       },
     },
-    async (request) => listConversations(app.deps.sql, codec, 'closed', caller(request.member), request.query),
+    async (request) => listConversations(request.ctx, 'closed', request.query),
   )
 
   app.get(
@@ -80,9 +72,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: AvailableAgents, ...errors },
       },
     },
-    async (request) => ({
-      data: await availableAgents(app.deps.sql, app.deps.redis, app.config.REDIS_PREFIX, request.member!.workspaceId, request.log),
-    }),
+    async (request) => ({ data: await availableAgents(request.ctx) }),
   )
 
   app.get(
@@ -97,21 +87,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ConversationPage, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => {
-      const guestNotFound = () => notFound('GUEST_NOT_FOUND', 'Guest not found')
-      const guestId = request.params.guestId.toLowerCase()
-      if (!isUuid(guestId)) throw guestNotFound()
-      let workspaceId: string
-      if (request.member) {
-        workspaceId = request.member.workspaceId
-        if (!(await guestExists(app.deps.sql, workspaceId, guestId))) throw guestNotFound()
-      } else {
-        // A visitor sees only its own guest: any other id is "not found", never "forbidden".
-        if (request.visitor!.guestId.toLowerCase() !== guestId) throw guestNotFound()
-        workspaceId = request.visitor!.workspaceId
-      }
-      return guestHistory(app.deps.sql, codec, workspaceId, guestId, request.query)
-    },
+    async (request) => guestHistory(request.ctx, request.params.guestId, request.query),
   )
 }
 export default routes

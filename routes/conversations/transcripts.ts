@@ -3,9 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../schemas/common.js'
 import { ConversationIdParams, DownloadQuery, TranscriptBody, TranscriptHeaders, TranscriptQueued } from '../../schemas/transcripts.js'
-import { findConversationForCaller } from '../../src/conversations/access.js'
-import { conversationNotFound } from '../../src/errors.js'
-import { CONTENT_TYPES, loadConversationView, renderTranscript } from '../../src/transcripts/render.js'
+import { transcriptFile } from '../../src/transcripts/render.js'
 import { requestTranscript } from '../../src/transcripts/requests.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -25,18 +23,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const row = await findConversationForCaller(app.deps.db, request, request.params.id)
-      const conversation = await loadConversationView(app.deps.sql, row.id)
-      if (!conversation) throw conversationNotFound()
       const format = request.query.format
+      const file = await transcriptFile(request.ctx, request.params.id, format)
       reply
-        .header('content-type', CONTENT_TYPES[format])
-        .header('content-disposition', `attachment; filename="transcript-${conversation.id}.${format}"`)
+        .header('content-type', file.contentType)
+        .header('content-disposition', `attachment; filename="${file.filename}"`)
         .header('x-content-type-options', 'nosniff')
         .header('cache-control', 'private, no-store')
       // An html transcript is inert even when opened inline: no script, no remote content.
       if (format === 'html') reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-      const stream = Readable.from(renderTranscript(app.deps.sql, conversation, format), { objectMode: false })
+      const stream = Readable.from(file.chunks, { objectMode: false })
       stream.on('error', (err) => request.log.error({ err }, 'transcript stream failed'))
       // A stream bypasses the serializer; the 200 schema documents the file for OpenAPI.
       return reply.send(stream as unknown as string)
@@ -61,8 +57,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const row = await findConversationForCaller(app.deps.db, request, request.params.id)
-      const { jobId } = await requestTranscript(app, request, row, request.body?.email, request.headers['idempotency-key'])
+      const { jobId } = await requestTranscript(request.ctx, request.params.id, {
+        email: request.body?.email,
+        idempotencyKey: request.headers['idempotency-key'],
+      })
       return { queued: true as const, jobId }
     },
   )

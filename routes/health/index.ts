@@ -16,8 +16,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'public' },
       schema: { tags: ['health'], summary: 'Liveness and readiness probe', response: { 200: Health, 503: Health } },
     },
-    async (_request, reply) => {
-      const health = await checkHealth(app.deps.sql, app.deps.redis, app.config.HEALTH_TIMEOUT_MS)
+    async (request, reply) => {
+      const health = await checkHealth(request.ctx)
       return reply.code(health.status === 'ok' ? 200 : 503).send(health)
     },
   )

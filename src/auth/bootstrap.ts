@@ -1,12 +1,11 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
-import type { FastifyBaseLogger } from 'fastify'
 import { v7 as uuidv7 } from 'uuid'
-import type { Db } from '../db/client.js'
+import type { Ctx } from '../context.js'
 import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
 import { guests } from '../db/schema.js'
 import { forbidden, unauthorized } from '../errors.js'
-import { TokenError, type VisitorTokens } from './tokens.js'
+import { TokenError } from './tokens.js'
 
 export interface BootstrapInput {
   channelId: string
@@ -55,12 +54,8 @@ const isUniqueViolation = (err: unknown): boolean => {
  * channel token (401), the identity hash (401); then resumes or creates the guest and signs a
  * visitor session. Only verified guests are ever matched by e-mail; a bare e-mail never is.
  */
-export async function bootstrapVisitor(
-  deps: { db: Db; visitorTokens: VisitorTokens; log: FastifyBaseLogger },
-  input: BootstrapInput,
-  headers: BootstrapHeaders,
-): Promise<BootstrapResult> {
-  const { db } = deps
+export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers: BootstrapHeaders): Promise<BootstrapResult> {
+  const { db } = ctx
   const channel = await findActiveChannel(db, input.channelId)
 
   if (headers.origin !== undefined && channel.allowedOrigins.length > 0) {
@@ -84,11 +79,11 @@ export async function bootstrapVisitor(
   let sessionGuestId: string | undefined
   if (headers.visitorSession) {
     try {
-      const claims = deps.visitorTokens.verify(headers.visitorSession)
+      const claims = ctx.visitorTokens.verify(headers.visitorSession)
       if (claims.channelId === channel.id) sessionGuestId = claims.guestId
     } catch (err) {
       if (!(err instanceof TokenError && err.expired)) {
-        deps.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
+        ctx.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
         throw unauthorized('Invalid visitor session', 'INVALID_VISITOR_SESSION')
       }
     }
@@ -141,7 +136,7 @@ export async function bootstrapVisitor(
     guest = await resolve()
   }
 
-  const { token, expiresAt } = deps.visitorTokens.sign({ guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId })
+  const { token, expiresAt } = ctx.visitorTokens.sign({ guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId })
   return {
     created: guest.created,
     body: { visitorSession: token, guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId, expiresAt },

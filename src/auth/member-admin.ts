@@ -1,9 +1,10 @@
 import { and, asc, count, eq } from 'drizzle-orm'
+import { memberOf, type Ctx } from '../context.js'
 import type { Db } from '../db/client.js'
 import { members } from '../db/schema.js'
 import { conflict, forbidden, notFound } from '../errors.js'
 import { iso } from '../time.js'
-import type { MemberDirectory } from './members.js'
+import type { MemberCaller } from './callers.js'
 import type { Role } from './permissions.js'
 
 type MemberRow = typeof members.$inferSelect
@@ -16,13 +17,6 @@ export interface MemberView {
   role: Role
   status: Status
   joinedAt: string
-}
-
-/** The member administration rules of API.md section 4, shared by the /auth/members routes. */
-export interface Actor {
-  workspaceId: string
-  userId: string
-  role: Role
 }
 
 const view = (r: MemberRow): MemberView => ({
@@ -39,7 +33,9 @@ const lastOwner = () => conflict('LAST_OWNER', 'The workspace must keep at least
 const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`, 'FORBIDDEN')
 
 /** A page of the workspace's members, oldest membership first, ties by userId (the PK index). */
-export async function listMembers(db: Db, workspaceId: string, page: number, pageSize: number) {
+export async function listMembers(ctx: Ctx, { page, pageSize }: { page: number; pageSize: number }) {
+  const { db } = ctx
+  const { workspaceId } = memberOf(ctx)
   const [rows, [{ total }]] = await Promise.all([
     db
       .select()
@@ -53,12 +49,9 @@ export async function listMembers(db: Db, workspaceId: string, page: number, pag
   return { data: rows.map(view), page, pageSize, total: Number(total) }
 }
 
-export async function addMember(
-  db: Db,
-  directory: MemberDirectory,
-  actor: Actor,
-  input: { userId: string; name: string; email: string; role: Role },
-): Promise<MemberView> {
+export async function addMember(ctx: Ctx, input: { userId: string; name: string; email: string; role: Role }): Promise<MemberView> {
+  const { db } = ctx
+  const actor = memberOf(ctx)
   if (input.role === 'owner' && actor.role !== 'owner') throw ownerOnly('grant the owner role')
   const [row] = await db
     .insert(members)
@@ -67,7 +60,7 @@ export async function addMember(
     .returning()
   if (!row) throw conflict('MEMBER_EXISTS', 'A member with this userId already exists in this workspace')
   // This replica may hold a cached "not a member" answer for the user.
-  directory.invalidate(actor.workspaceId, input.userId)
+  ctx.members.invalidate(actor.workspaceId, input.userId)
   return view(row)
 }
 
@@ -76,7 +69,7 @@ export async function addMember(
  * reads the actor's current role. Concurrent demotions/removals of the last two owners queue
  * on these locks; the second one re-reads the owner set after the first commits and gets 409.
  */
-async function lockForChange(tx: Db, actor: Actor, userId: string) {
+async function lockForChange(tx: Db, actor: MemberCaller, userId: string) {
   const owners = await tx
     .select({ userId: members.userId })
     .from(members)
@@ -100,14 +93,9 @@ async function lockForChange(tx: Db, actor: Actor, userId: string) {
 
 const isActiveOwner = (r: { role: Role; status: Status }) => r.role === 'owner' && r.status === 'active'
 
-export async function updateMember(
-  db: Db,
-  directory: MemberDirectory,
-  actor: Actor,
-  userId: string,
-  patch: { role?: Role; status?: Status },
-): Promise<MemberView> {
-  const row = await db.transaction(async (tx) => {
+export async function updateMember(ctx: Ctx, userId: string, patch: { role?: Role; status?: Status }): Promise<MemberView> {
+  const actor = memberOf(ctx)
+  const row = await ctx.db.transaction(async (tx) => {
     const { activeOwners, target, actorRole } = await lockForChange(tx, actor, userId)
     if (target.role === 'owner' && actorRole !== 'owner') throw ownerOnly("change an owner's membership")
     if (patch.role === 'owner' && target.role !== 'owner' && actorRole !== 'owner') throw ownerOnly('grant the owner role')
@@ -120,16 +108,17 @@ export async function updateMember(
       .returning()
     return updated
   })
-  directory.invalidate(actor.workspaceId, userId)
+  ctx.members.invalidate(actor.workspaceId, userId)
   return view(row)
 }
 
-export async function removeMember(db: Db, directory: MemberDirectory, actor: Actor, userId: string): Promise<void> {
-  await db.transaction(async (tx) => {
+export async function removeMember(ctx: Ctx, userId: string): Promise<void> {
+  const actor = memberOf(ctx)
+  await ctx.db.transaction(async (tx) => {
     const { activeOwners, target, actorRole } = await lockForChange(tx, actor, userId)
     if (target.role === 'owner' && actorRole !== 'owner') throw ownerOnly('remove an owner')
     if (isActiveOwner(target) && activeOwners <= 1) throw lastOwner()
     await tx.delete(members).where(and(eq(members.workspaceId, actor.workspaceId), eq(members.userId, userId)))
   })
-  directory.invalidate(actor.workspaceId, userId)
+  ctx.members.invalidate(actor.workspaceId, userId)
 }

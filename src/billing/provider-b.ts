@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify'
+import type { Log } from '../context.js'
 import { InvalidAmountError, normaliseCurrency, toMinorUnits } from './money.js'
 import type { LedgerEntry, Operation } from './operations.js'
 import { invalidPayload, type MappedEvent } from './webhooks.js'
@@ -54,7 +54,7 @@ export class ProviderBVerifier {
 
   constructor(
     private readonly opts: ProviderBOptions,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Log,
   ) {
     this.base = opts.apiBase.replace(/\/+$/, '')
   }

@@ -1,7 +1,7 @@
-import type { Sql } from 'postgres'
-import { iso } from '../time.js'
-import type { CursorCodec } from '../cursor.js'
+import { memberOf, type Ctx } from '../context.js'
+import { cursorCodec } from '../cursor.js'
 import { badRequest } from '../errors.js'
+import { iso } from '../time.js'
 
 export interface SubscriptionView {
   status: 'none' | 'active' | 'past_due' | 'canceled'
@@ -11,8 +11,9 @@ export interface SubscriptionView {
   updatedAt: string | null
 }
 
-export async function getSubscription(sql: Sql, workspaceId: string): Promise<SubscriptionView> {
-  const [row] = await sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; current_period_end: string | null; updated_at: string }[]>`
+export async function getSubscription(ctx: Ctx): Promise<SubscriptionView> {
+  const { workspaceId } = memberOf(ctx)
+  const [row] = await ctx.sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; current_period_end: string | null; updated_at: string }[]>`
     SELECT status, provider, plan, current_period_end, updated_at FROM subscriptions WHERE workspace_id = ${workspaceId}`
   if (!row) return { status: 'none', provider: null, plan: null, currentPeriodEnd: null, updatedAt: null }
   return {
@@ -43,13 +44,10 @@ const PG_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/
  * payments_workspace_idx (workspace_id, occurred_at, id) read backwards. The cursor keeps the
  * timestamp as Postgres text, so microseconds survive between pages.
  */
-export async function listPayments(
-  sql: Sql,
-  codec: CursorCodec,
-  workspaceId: string,
-  limit: number,
-  cursor?: string,
-): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
+export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number; cursor?: string }): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
+  const { sql } = ctx
+  const { workspaceId } = memberOf(ctx)
+  const codec = cursorCodec(ctx.config)
   let after: { v: string; id: string } | null = null
   if (cursor) {
     const [v, id] = codec.decode(cursor, { list: LIST, workspaceId })

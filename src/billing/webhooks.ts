@@ -1,5 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify'
-import type { Sql } from 'postgres'
+import type { Ctx } from '../context.js'
 import { AppError, badRequest } from '../errors.js'
 import { applyOperation, type Operation, type Provider } from './operations.js'
 
@@ -44,13 +43,8 @@ export function isDependencyError(err: unknown): boolean {
  * the effects, so the provider's retry processes the event; the answer is then 503 (database
  * unavailable) or 500 (anything else), never 200.
  */
-export async function processWebhook(
-  sql: Sql,
-  log: FastifyBaseLogger,
-  provider: Provider,
-  event: MappedEvent,
-  payload: unknown,
-): Promise<WebhookOutcome> {
+export async function processWebhook(ctx: Ctx, provider: Provider, event: MappedEvent, payload: unknown): Promise<WebhookOutcome> {
+  const { sql, log } = ctx
   const ref = event.workspaceRef && UUID.test(event.workspaceRef) ? event.workspaceRef.toLowerCase() : null
   let outcome: WebhookOutcome
   try {

@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { and, asc, eq } from 'drizzle-orm'
+import { can } from '../auth/permissions.js'
+import { memberOf, type Ctx } from '../context.js'
 import type { Db } from '../db/client.js'
 import { channels } from '../db/schema.js'
 import { badRequest, notFound } from '../errors.js'
@@ -43,7 +45,8 @@ export function normalizeOrigin(origin: string): string | null {
   }
 }
 
-export function channelView(row: ChannelRow, withSecret: boolean) {
+/** A channel as the API shows it; identitySecret only to callers who may manage channels. */
+function channelView(row: ChannelRow, withSecret: boolean) {
   return {
     id: row.id,
     name: row.name,
@@ -57,16 +60,12 @@ export function channelView(row: ChannelRow, withSecret: boolean) {
   }
 }
 
-export async function createChannel(
-  db: Db,
-  workspaceId: string,
-  input: { name: string; allowedOrigins?: string[]; requireChannelToken?: boolean },
-): Promise<ChannelRow> {
-  const [row] = await db
+export async function createChannel(ctx: Ctx, input: { name: string; allowedOrigins?: string[]; requireChannelToken?: boolean }) {
+  const [row] = await ctx.db
     .insert(channels)
     .values({
       id: randomUUID(),
-      workspaceId,
+      workspaceId: memberOf(ctx).workspaceId,
       name: input.name,
       allowedOrigins: normalizeOrigins(input.allowedOrigins ?? []),
       requireChannelToken: input.requireChannelToken ?? false,
@@ -74,46 +73,50 @@ export async function createChannel(
       identitySecret: newIdentitySecret(),
     })
     .returning()
-  return row
+  return channelView(row, true)
 }
 
 /** Every channel of the workspace, inactive ones included, oldest first (channels_workspace_idx). */
-export async function listChannels(db: Db, workspaceId: string): Promise<ChannelRow[]> {
-  return db.select().from(channels).where(eq(channels.workspaceId, workspaceId)).orderBy(asc(channels.createdAt), asc(channels.id))
+export async function listChannels(ctx: Ctx) {
+  const { workspaceId, role } = memberOf(ctx)
+  const rows = await ctx.db.select().from(channels).where(eq(channels.workspaceId, workspaceId)).orderBy(asc(channels.createdAt), asc(channels.id))
+  const withSecret = can(role, 'channels:manage')
+  return { data: rows.map((r) => channelView(r, withSecret)) }
 }
 
 /** Scoped update: an id of another workspace (or a malformed one) is 404, like an unknown one. */
 export async function updateChannel(
-  db: Db,
-  workspaceId: string,
+  ctx: Ctx,
   id: string,
   patch: { name?: string; allowedOrigins?: string[]; requireChannelToken?: boolean; active?: boolean },
-): Promise<ChannelRow> {
+) {
   if (!UUID.test(id)) throw channelNotFound()
+  const { workspaceId } = memberOf(ctx)
   const set = {
     ...(patch.name !== undefined ? { name: patch.name } : {}),
     ...(patch.allowedOrigins !== undefined ? { allowedOrigins: normalizeOrigins(patch.allowedOrigins) } : {}),
     ...(patch.requireChannelToken !== undefined ? { requireChannelToken: patch.requireChannelToken } : {}),
     ...(patch.active !== undefined ? { active: patch.active } : {}),
   }
-  const [row] = await db
+  const [row] = await ctx.db
     .update(channels)
     .set(set)
     .where(and(eq(channels.id, id), eq(channels.workspaceId, workspaceId)))
     .returning()
   if (!row) throw channelNotFound()
-  return row
+  return channelView(row, true)
 }
 
-export async function rotateChannelToken(db: Db, workspaceId: string, id: string): Promise<ChannelRow> {
+export async function rotateChannelToken(ctx: Ctx, id: string) {
   if (!UUID.test(id)) throw channelNotFound()
-  const [row] = await db
+  const { workspaceId } = memberOf(ctx)
+  const [row] = await ctx.db
     .update(channels)
     .set({ channelToken: newChannelToken() })
     .where(and(eq(channels.id, id), eq(channels.workspaceId, workspaceId)))
     .returning()
   if (!row) throw channelNotFound()
-  return row
+  return channelView(row, true)
 }
 
 /** The channel a widget names in POST /auth: unknown and inactive are the same 404. */

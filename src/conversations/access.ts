@@ -1,6 +1,5 @@
 import { and, eq, isNull } from 'drizzle-orm'
-import type { FastifyRequest } from 'fastify'
-import type { Db } from '../db/client.js'
+import type { Ctx } from '../context.js'
 import { conversations } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
 
@@ -17,15 +16,17 @@ export function isUuid(value: string): boolean {
  * visitor's guest; never deleted. Anything else is 404 CONVERSATION_NOT_FOUND, so ids of other
  * workspaces and guests cannot be probed. A malformed id is 404 too.
  */
-export async function findConversationForCaller(db: Db, request: FastifyRequest, id: string): Promise<ConversationRow> {
+export async function findConversationForCaller(ctx: Ctx, id: string): Promise<ConversationRow> {
   if (!isUuid(id)) throw conversationNotFound()
-  const scope = request.member
-    ? eq(conversations.workspaceId, request.member.workspaceId)
-    : request.visitor
-      ? and(eq(conversations.workspaceId, request.visitor.workspaceId), eq(conversations.guestId, request.visitor.guestId))
-      : undefined
+  const c = ctx.caller
+  const scope =
+    c.kind === 'member'
+      ? eq(conversations.workspaceId, c.workspaceId)
+      : c.kind === 'visitor'
+        ? and(eq(conversations.workspaceId, c.workspaceId), eq(conversations.guestId, c.guestId))
+        : undefined
   if (!scope) throw conversationNotFound()
-  const [row] = await db
+  const [row] = await ctx.db
     .select()
     .from(conversations)
     .where(and(eq(conversations.id, id), scope, isNull(conversations.deletedAt)))

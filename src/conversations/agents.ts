@@ -1,5 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify'
-import type { Redis } from 'ioredis'
+import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import { readPresence, type PresenceStatus } from '../presence.js'
 
@@ -33,19 +32,14 @@ export function agentsQuery(sql: Sql, workspaceId: string) {
  * offline; within each, fewest open assigned first, then by name. Redis down: everyone offline
  * (the list still helps to pick an agent), logged.
  */
-export async function availableAgents(
-  sql: Sql,
-  redis: Redis,
-  redisPrefix: string,
-  workspaceId: string,
-  log: FastifyBaseLogger,
-): Promise<AvailableAgent[]> {
-  const rows = (await agentsQuery(sql, workspaceId)) as unknown as { userId: string; name: string; openAssigned: number }[]
+export async function availableAgents(ctx: Ctx): Promise<AvailableAgent[]> {
+  const { workspaceId } = memberOf(ctx)
+  const rows = (await agentsQuery(ctx.sql, workspaceId)) as unknown as { userId: string; name: string; openAssigned: number }[]
   let presence: Record<string, PresenceStatus> = {}
   try {
-    presence = await readPresence(redis, redisPrefix, workspaceId, rows.map((r) => r.userId))
+    presence = await readPresence(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId, rows.map((r) => r.userId))
   } catch (err) {
-    log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; reporting everyone offline')
+    ctx.log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; reporting everyone offline')
   }
   return rows
     .map((r) => ({ userId: r.userId, name: r.name, presence: presence[r.userId] ?? 'offline', openAssigned: r.openAssigned }))

@@ -1,4 +1,5 @@
-import type { Pool, Sql } from '../db/client.js'
+import { memberOf, type Ctx } from '../context.js'
+import type { Sql } from '../db/client.js'
 
 /**
  * Unread counters (API.md section 5, DESIGN-NOTES "Unread counters that never drift").
@@ -99,8 +100,9 @@ export interface UnreadCount {
 }
 
 /** GET /conversations/unread-count: sums the slot rows of the workspace's scopes (PK range scan). */
-export async function readUnreadCount(sql: Sql, workspaceId: string, userId: string): Promise<UnreadCount> {
-  const rows = await sql<{ scope: string; conversations: number; messages: number }[]>`
+export async function readUnreadCount(ctx: Ctx): Promise<UnreadCount> {
+  const { workspaceId, userId } = memberOf(ctx)
+  const rows = await ctx.sql<{ scope: string; conversations: number; messages: number }[]>`
     SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
     FROM unread_counters
     WHERE workspace_id = ${workspaceId}
@@ -165,8 +167,9 @@ export interface ReconcileResult {
  * what differs. Runs under the workspace's advisory lock in exclusive mode: every writer holds it
  * shared for its whole transaction, so the recount sees no change half-applied.
  */
-export async function reconcileCounters(sql: Pool, workspaceId: string): Promise<ReconcileResult> {
-  return sql.begin(async (tx) => {
+export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResult> {
+  const { workspaceId } = memberOf(ctx)
+  return ctx.sql.begin(async (tx) => {
     const q = tx as unknown as Sql
     await lockCountersExclusive(q, workspaceId)
     const beforeRows = await q<ScopeRow[]>`

@@ -1,7 +1,9 @@
 import type { PendingQuery, Row } from 'postgres'
+import { memberOf, type Ctx } from '../context.js'
+import { cursorCodec, type CursorCodec, type CursorKey, type CursorParams } from '../cursor.js'
 import type { Sql } from '../db/client.js'
-import type { CursorCodec, CursorKey, CursorParams } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import { badRequest, guestNotFound } from '../errors.js'
+import { isUuid } from './access.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -170,14 +172,11 @@ function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: str
 }
 
 /** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
-export async function listConversations(
-  sql: Sql,
-  codec: CursorCodec,
-  kind: ListKind,
-  caller: ListCaller,
-  q: ListQuery,
-): Promise<Page<ConversationView>> {
-  const r = resolveList(kind, caller, q)
+export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery): Promise<Page<ConversationView>> {
+  const { sql } = ctx
+  const codec = cursorCodec(ctx.config)
+  const { workspaceId, userId } = memberOf(ctx)
+  const r = resolveList(kind, { workspaceId, userId }, q)
   const params = cursorParams(r)
   const at = q.cursor ? decodeKey(codec, q.cursor, params, pinnedFirst(kind)) : undefined
   const want = q.limit + 1 // one more than the page tells whether another page exists
@@ -208,13 +207,25 @@ export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string
     LIMIT ${lit(sql, limit)}`
 }
 
-export async function guestHistory(
-  sql: Sql,
-  codec: CursorCodec,
-  workspaceId: string,
-  guestId: string,
-  q: { limit: number; cursor?: string },
-): Promise<Page<ConversationView>> {
+/**
+ * GET /conversations/guest/:guestId/history. A member sees any guest of the workspace; a visitor
+ * only its own guest. Any other id (unknown, foreign, malformed) is 404 GUEST_NOT_FOUND, never 403.
+ */
+export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: number; cursor?: string }): Promise<Page<ConversationView>> {
+  const { sql } = ctx
+  const guestId = guestIdParam.toLowerCase()
+  if (!isUuid(guestId)) throw guestNotFound()
+  const c = ctx.caller
+  let workspaceId: string
+  if (c.kind === 'member') {
+    workspaceId = c.workspaceId
+    if (!(await guestExists(sql, workspaceId, guestId))) throw guestNotFound()
+  } else if (c.kind === 'visitor' && c.guestId.toLowerCase() === guestId) {
+    workspaceId = c.workspaceId
+  } else {
+    throw guestNotFound()
+  }
+  const codec = cursorCodec(ctx.config)
   const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
   const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
   const rows = (await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)) as unknown as ConversationRecord[]
@@ -225,7 +236,7 @@ export async function guestHistory(
 }
 
 /** Does this guest exist in the workspace? (history of an unknown guest is 404, not an empty list) */
-export async function guestExists(sql: Sql, workspaceId: string, guestId: string): Promise<boolean> {
+async function guestExists(sql: Sql, workspaceId: string, guestId: string): Promise<boolean> {
   const [row] = await sql`SELECT 1 FROM guests WHERE id = ${guestId} AND workspace_id = ${workspaceId}`
   return row !== undefined
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { v7 as uuidv7 } from 'uuid'
+import { memberOf, workspaceOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { badRequest, conversationNotFound, forbidden, notFound } from '../errors.js'
@@ -25,12 +25,8 @@ const LOCK_COLUMNS = `
   assigned_agent_id AS "assignedAgentId", unread_count AS "unreadCount", deleted_at IS NOT NULL AS deleted,
   last_message_at AS "lastMessageAt", agent_last_seen_at AS "agentLastSeenAt"`
 
-/** The workspace of whoever is calling (member or visitor). */
-function workspaceOf(request: FastifyRequest): string {
-  const ws = request.member?.workspaceId ?? request.visitor?.workspaceId
-  if (!ws) throw conversationNotFound()
-  return ws
-}
+/** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
+const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
 
 /** Loads the API view of one conversation (inside or outside a transaction). */
 export async function loadConversationView(sql: Sql, id: string): Promise<ConversationView> {
@@ -41,10 +37,11 @@ export async function loadConversationView(sql: Sql, id: string): Promise<Conver
 }
 
 /** GET /conversations/:id: visible to a member of its workspace or to its own visitor. */
-export async function getConversation(sql: Sql, request: FastifyRequest, id: string): Promise<ConversationView> {
+export async function getConversation(ctx: Ctx, id: string): Promise<ConversationView> {
   if (!isUuid(id)) throw conversationNotFound()
-  const ws = workspaceOf(request)
-  const guest = request.visitor?.guestId ?? null
+  const { sql } = ctx
+  const ws = workspaceOf(ctx)
+  const guest = guestOf(ctx)
   const [row] = await sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.id = ${id} AND c.workspace_id = ${ws} AND c.deleted_at IS NULL
@@ -74,15 +71,14 @@ export interface MutationOutcome<T> {
  * between the locked and the updated row, read the view; after commit, publish.
  */
 export async function mutateConversation<T = undefined>(
-  app: FastifyInstance,
-  request: FastifyRequest,
+  ctx: Ctx,
   id: string,
   change: (sql: Sql, row: LockedConversation) => Promise<Mutation<T>>,
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
-  const ws = workspaceOf(request)
-  const guest = request.visitor?.guestId ?? null
-  const out = (await app.deps.sql.begin(async (tx) => {
+  const ws = workspaceOf(ctx)
+  const guest = guestOf(ctx)
+  const out = (await ctx.sql.begin(async (tx) => {
     const sql = tx as unknown as Sql
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
@@ -101,7 +97,7 @@ export async function mutateConversation<T = undefined>(
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
-    app.deps.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
+    ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
   }
   return { conversation: out.conversation as ConversationView, changed, result: m.result }
 }
@@ -120,18 +116,14 @@ async function update(sql: Sql, id: string, set: string, params: unknown[] = [])
 }
 
 /** POST /conversations (visitor): a new OPEN conversation for the session's guest. */
-export async function createConversation(
-  app: FastifyInstance,
-  request: FastifyRequest,
-  body: { channelId: string; guestId: string },
-): Promise<ConversationView> {
-  const v = request.visitor
-  if (!v) throw forbidden()
+export async function createConversation(ctx: Ctx, body: { channelId: string; guestId: string }): Promise<ConversationView> {
+  const v = ctx.caller
+  if (v.kind !== 'visitor') throw forbidden()
   if (body.channelId.toLowerCase() !== v.channelId.toLowerCase() || body.guestId.toLowerCase() !== v.guestId.toLowerCase()) {
     throw forbidden('channelId and guestId must be those of the visitor session')
   }
   const id = uuidv7()
-  const conversation = (await app.deps.sql.begin(async (tx) => {
+  const conversation = (await ctx.sql.begin(async (tx) => {
     const sql = tx as unknown as Sql
     const [guest] = await sql<{ id: string }[]>`
       SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
@@ -146,19 +138,19 @@ export async function createConversation(
     await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
     return loadConversationView(sql, id)
   })) as ConversationView
-  app.deps.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
+  ctx.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
   return conversation
 }
 
 /** DELETE /conversations/:id: soft delete; leaves every list and count. */
-export async function deleteConversation(app: FastifyInstance, request: FastifyRequest, id: string): Promise<void> {
-  await mutateConversation(app, request, id, async (sql) => ({ after: await update(sql, id, 'deleted_at = clock_timestamp()') }))
+export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
+  await mutateConversation(ctx, id, async (sql) => ({ after: await update(sql, id, 'deleted_at = clock_timestamp()') }))
 }
 
 /** PATCH /:id/assign-agent: race-safe (row lock), idempotent for the current agent. */
-export async function assignAgent(app: FastifyInstance, request: FastifyRequest, id: string, agentId: string) {
-  const member = request.member!
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
+  const member = memberOf(ctx)
+  return mutateConversation(ctx, id, async (sql, row) => {
     // Judged under the conversation lock, after the conversation itself (a foreign or malformed
     // conversation id is a 404 whatever the agent).
     const [agent] = await sql<{ userId: string }[]>`
@@ -173,9 +165,9 @@ export async function assignAgent(app: FastifyInstance, request: FastifyRequest,
 }
 
 /** PATCH /:id/unassign-agent: already unassigned changes nothing. */
-export async function unassignAgent(app: FastifyInstance, request: FastifyRequest, id: string) {
-  const member = request.member!
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function unassignAgent(ctx: Ctx, id: string) {
+  const member = memberOf(ctx)
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.assignedAgentId === null) return {}
     const after = await update(sql, id, 'assigned_agent_id = NULL')
     await addHistory(sql, row, 'UNASSIGNED', null, member.userId)
@@ -205,10 +197,10 @@ export interface HistoryEntry {
 }
 
 /** GET /:id/assignment-history, newest first. */
-export async function assignmentHistory(app: FastifyInstance, request: FastifyRequest, id: string): Promise<HistoryEntry[]> {
+export async function assignmentHistory(ctx: Ctx, id: string): Promise<HistoryEntry[]> {
   // Visibility only: the primary-key lookup, not the joined view.
-  await findConversationForCaller(app.deps.db, request, id)
-  const rows = await app.deps.sql<(Omit<HistoryEntry, 'at'> & { at: string })[]>`
+  await findConversationForCaller(ctx, id)
+  const rows = await ctx.sql<(Omit<HistoryEntry, 'at'> & { at: string })[]>`
     SELECT action, agent_id AS "agentId", previous_agent_id AS "previousAgentId", by_user_id AS "byUserId", created_at AS at
     FROM assignment_history WHERE conversation_id = ${id}
     ORDER BY created_at DESC, id DESC`
@@ -220,15 +212,15 @@ export async function assignmentHistory(app: FastifyInstance, request: FastifyRe
  * the newest message's time, so the recount (guest messages after the mark) is 0. A visitor moves
  * its own mark (widget side), which is not part of the conversation object: no event.
  */
-export async function markSeen(app: FastifyInstance, request: FastifyRequest, id: string) {
-  if (request.visitor) {
-    return mutateConversation(app, request, id, async (sql) => {
+export async function markSeen(ctx: Ctx, id: string) {
+  if (ctx.caller.kind === 'visitor') {
+    return mutateConversation(ctx, id, async (sql) => {
       await sql`
         UPDATE conversations SET visitor_last_seen_at = GREATEST(clock_timestamp(), last_message_at) WHERE id = ${id}`
       return {}
     })
   }
-  return mutateConversation(app, request, id, async (sql, row) => {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.unreadCount === 0) return {}
     const after = await update(sql, id, 'unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)')
     return { after }
@@ -236,24 +228,24 @@ export async function markSeen(app: FastifyInstance, request: FastifyRequest, id
 }
 
 /** PATCH /:id/close: RESOLVED with closedAt; a resolved (or legacy CLOSED) one stays as it is. */
-export async function closeConversation(app: FastifyInstance, request: FastifyRequest, id: string) {
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function closeConversation(ctx: Ctx, id: string) {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status !== 'OPEN') return {}
     return { after: await update(sql, id, `status = 'RESOLVED', closed_at = clock_timestamp()`) }
   })
 }
 
 /** PATCH /:id/reopen: OPEN, closedAt null; an open one stays as it is. */
-export async function reopenConversation(app: FastifyInstance, request: FastifyRequest, id: string) {
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function reopenConversation(ctx: Ctx, id: string) {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status === 'OPEN') return {}
     return { after: await update(sql, id, `status = 'OPEN', closed_at = NULL`) }
   })
 }
 
 /** PATCH /:id/pin and /unpin. */
-export async function setPinned(app: FastifyInstance, request: FastifyRequest, id: string, pinned: boolean) {
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.pinned === pinned) return {}
     return { after: await update(sql, id, 'pinned = $2', [pinned]) }
   })

@@ -108,7 +108,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
   const httpServer = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]
     if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/health' || path === '/health/')) {
-      checkHealth(sql, pub, config.HEALTH_TIMEOUT_MS).then((body) => {
+      checkHealth({ sql, redis: pub, config }).then((body) => {
         res.writeHead(body.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
         res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body))
       })

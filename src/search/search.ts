@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type postgres from 'postgres'
-import type { Config } from '../config.js'
+import { memberOf, type Ctx } from '../context.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { cursorCodec } from '../cursor.js'
 import { badRequest } from '../errors.js'
@@ -83,11 +83,8 @@ export function hasFrequentWord(q: string, stats: Map<string, number>): boolean 
  * DESC (UUIDv7: newer first among equals); pages follow a (rank, id) keyset inside the
  * candidate set. Excerpts are computed for the returned page only.
  */
-export async function searchConversations(
-  sql: postgres.Sql,
-  config: Config,
-  args: { workspaceId: string; q: string; limit: number; cursor?: string },
-): Promise<SearchResult> {
+export async function searchConversations(ctx: Ctx, args: { q: string; limit: number; cursor?: string }): Promise<SearchResult> {
+  const { sql, config } = ctx
   // q is data, always a bound parameter (NUL was refused before validation: plugins/errors.ts).
   const q = args.q
   const term = q.trim()
@@ -101,7 +98,7 @@ export async function searchConversations(
     }
     after = { rank, id }
   }
-  const ws = args.workspaceId
+  const ws = memberOf(ctx).workspaceId
   const cap = config.SEARCH_CANDIDATE_LIMIT
   const pattern = guestPattern(term)
 

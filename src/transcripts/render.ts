@@ -1,5 +1,8 @@
 import type postgres from 'postgres'
 import type { ConversationView } from '../../schemas/conversations.js'
+import type { Ctx } from '../context.js'
+import { findConversationForCaller } from '../conversations/access.js'
+import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import {
   CONVERSATION_FROM,
@@ -17,6 +20,21 @@ export const CONTENT_TYPES: Record<TranscriptFormat, string> = {
   txt: 'text/plain; charset=utf-8',
   json: 'application/json; charset=utf-8',
   html: 'text/html; charset=utf-8',
+}
+
+/**
+ * GET /conversations/:id/download: the transcript of a conversation the caller may see, as a
+ * file name, a content type and the text chunks to stream.
+ */
+export async function transcriptFile(ctx: Ctx, id: string, format: TranscriptFormat) {
+  const row = await findConversationForCaller(ctx, id)
+  const conversation = await loadConversationView(ctx.sql, row.id)
+  if (!conversation) throw conversationNotFound()
+  return {
+    filename: `transcript-${conversation.id}.${format}`,
+    contentType: CONTENT_TYPES[format],
+    chunks: renderTranscript(ctx.sql, conversation, format),
+  }
 }
 
 /** Messages read per query: one batch is the most a transcript ever holds in memory. */

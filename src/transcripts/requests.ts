@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid'
-import type { ConversationRow } from '../conversations/access.js'
+import type { Ctx } from '../context.js'
+import { findConversationForCaller } from '../conversations/access.js'
 import { AppError, badRequest, conflict, forbidden } from '../errors.js'
 import { TRANSCRIPT_QUEUE, type TranscriptJob } from './worker.js'
 
@@ -30,33 +30,33 @@ export interface TranscriptQueued {
  * A per-conversation advisory lock serialises these checks against concurrent requests.
  */
 export async function requestTranscript(
-  app: FastifyInstance,
-  request: FastifyRequest,
-  conversation: ConversationRow,
-  email: string | undefined,
-  idempotencyKey?: string,
+  ctx: Ctx,
+  id: string,
+  { email, idempotencyKey }: { email?: string; idempotencyKey?: string },
 ): Promise<TranscriptQueued> {
-  const [guest] = await app.deps.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
+  const conversation = await findConversationForCaller(ctx, id)
+  const [guest] = await ctx.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
   const guestEmail = guest?.email?.trim() ?? ''
+  const caller = ctx.caller
   let target: string
   let requestedBy: string
-  if (request.member) {
+  if (caller.kind === 'member') {
     target = email ?? guestEmail
-    requestedBy = `member:${request.member.userId}`
-  } else if (request.visitor) {
+    requestedBy = `member:${caller.userId}`
+  } else if (caller.kind === 'visitor') {
     if (email !== undefined && email.toLowerCase() !== guestEmail.toLowerCase()) {
       throw forbidden('A visitor may only send the transcript to its own e-mail address')
     }
     target = guestEmail
-    requestedBy = `guest:${request.visitor.guestId}`
+    requestedBy = `guest:${caller.guestId}`
   } else {
     throw forbidden()
   }
   if (!target) throw badRequest('The guest has no e-mail address: name one in email', 'EMAIL_REQUIRED')
 
-  const limit = app.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
-  const window = app.config.TRANSCRIPT_DEDUPE_WINDOW_S
-  const result = await app.deps.sql.begin(async (tx) => {
+  const limit = ctx.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
+  const window = ctx.config.TRANSCRIPT_DEDUPE_WINDOW_S
+  const result = await ctx.sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`transcript:${conversation.id}`}, 0))`
     // With a key, the request id is derived from it: a replay finds its row, whenever it comes.
     const keyed = idempotencyKey ? uuidv5(`${conversation.id}\n${requestedBy}\n${idempotencyKey}`, IDEMPOTENCY_NS) : null
@@ -93,10 +93,10 @@ export async function requestTranscript(
       INSERT INTO transcript_requests (id, workspace_id, conversation_id, email, requested_by)
       VALUES (${id}, ${conversation.workspaceId}, ${conversation.id}, ${target}, ${requestedBy})`
     const data: TranscriptJob = { requestId: id }
-    const jobId = await app.deps.jobs.send(tx, TRANSCRIPT_QUEUE, data, { id, singletonKey: id })
+    const jobId = await ctx.jobs.send(tx, TRANSCRIPT_QUEUE, data, { id, singletonKey: id })
     if (jobId !== id) throw new Error(`transcript job was not enqueued (${jobId})`)
     return { jobId: id, deduplicated: false }
   })
-  if (!result.deduplicated) app.deps.jobs.wake(TRANSCRIPT_QUEUE)
+  if (!result.deduplicated) ctx.jobs.wake(TRANSCRIPT_QUEUE)
   return result
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import type { JobWithMetadata } from 'pg-boss'
-import type { Deps } from '../context.js'
+import type { Ctx } from '../context.js'
 import type { QueueDefinition } from '../jobs.js'
 import { loadConversationView, renderTranscript } from './render.js'
 
@@ -31,9 +31,9 @@ export const transcriptMail: QueueDefinition<TranscriptJob> = {
 type Row = { id: string; conversationId: string; email: string; status: 'queued' | 'sent' | 'failed' }
 
 /** Renders the transcript from the database now, mails it, marks the request sent. */
-async function deliver(deps: Deps, job: JobWithMetadata<TranscriptJob>): Promise<void> {
-  const sql = deps.sql
-  const log = deps.log.child({ jobId: job.id, requestId: job.data.requestId, attempt: job.retryCount + 1 })
+async function deliver(ctx: Ctx, job: JobWithMetadata<TranscriptJob>): Promise<void> {
+  const sql = ctx.sql
+  const log = ctx.log.child({ jobId: job.id, requestId: job.data.requestId, attempt: job.retryCount + 1 })
   const [req] = await sql<Row[]>`
     SELECT id, conversation_id AS "conversationId", email, status
     FROM transcript_requests WHERE id = ${job.data.requestId}`
@@ -49,7 +49,7 @@ async function deliver(deps: Deps, job: JobWithMetadata<TranscriptJob>): Promise
   const exportedAt = new Date().toISOString()
   const stream = (format: 'txt' | 'html') => Readable.from(renderTranscript(sql, conversation, format, exportedAt), { objectMode: false })
   try {
-    await deps.mailer.send({
+    await ctx.mailer.send({
       to: req.email,
       subject: `Transcript of your conversation of ${conversation.createdAt.slice(0, 10)}`,
       // One Message-ID per request: should a crash between SMTP acceptance and the 'sent' mark
@@ -66,5 +66,5 @@ async function deliver(deps: Deps, job: JobWithMetadata<TranscriptJob>): Promise
     throw err
   }
   await sql`UPDATE transcript_requests SET status = 'sent', sent_at = now() WHERE id = ${req.id} AND status = 'queued'`
-  log.info({ mode: deps.mailer.mode }, 'transcript mail sent')
+  log.info({ mode: ctx.mailer.mode }, 'transcript mail sent')
 }

@@ -127,7 +127,7 @@ t.test('visitor sessions and member tokens are not interchangeable (probe routes
   const guest = await seedGuest(app, ws)
   const visitor = await app.inject({ method: 'GET', url: '/probe/visitor', headers: guest.headers })
   t.equal(visitor.statusCode, 200)
-  t.same(visitor.json().visitor, { guestId: guest.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
+  t.same(visitor.json().caller, { kind: 'visitor', guestId: guest.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
 
   const asSession = await app.inject({ method: 'GET', url: '/probe/visitor', headers: { 'x-visitor-session': ws.agent.token } })
   t.equal(asSession.statusCode, 401, 'member token as x-visitor-session')

@@ -15,4 +15,7 @@ t.test('the check sees every kind of import and names the broken rule', async (t
   t.equal(violation('src/app.ts', '../plugins/deps.js'), null, 'the app factory assembles plugins')
   t.equal(violation('src/conversations/x.ts', '../db/client.js'), null)
   t.match(violation('plugins/cors.ts', '../routes/health/index.js'), /plugins\/ must not import routes/)
+  t.match(violation('src/conversations/x.ts', 'fastify'), /must not import Fastify/)
+  t.match(violation('src/billing/x.ts', '@fastify/rate-limit'), /must not import Fastify/)
+  t.equal(violation('src/logger.ts', 'fastify'), null, "Fastify's logger options are built from its types")
 })

@@ -61,7 +61,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         throw invalidSignature()
       }
       const body = parseJson(raw)
-      await processWebhook(app.deps.sql, request.log, 'provider-a', providerA.mapEvent(body), body)
+      await processWebhook(request.ctx, 'provider-a', providerA.mapEvent(body), body)
       return { received: true as const }
     },
   )
@@ -93,7 +93,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         request.log.info('provider-b signature refused')
         throw invalidSignature()
       }
-      await processWebhook(app.deps.sql, request.log, 'provider-b', providerB.mapEvent(body), body)
+      await processWebhook(request.ctx, 'provider-b', providerB.mapEvent(body), body)
       return { received: true as const }
     },
   )

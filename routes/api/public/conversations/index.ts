@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses } from '../../../../schemas/common.js'
 import { PublicAgent, PublicMeta, PublicParams, PublicStatus } from '../../../../schemas/conversation-lists.js'
-import { publicAgent, publicConversation, publicMeta, publicStatus } from '../../../../src/conversations/public.js'
+import { publicAgent, publicMeta, publicStatus } from '../../../../src/conversations/public.js'
 
 /**
  * Anonymous conversation status for widgets and status pages. No authentication, any origin
@@ -26,7 +26,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       schema: { tags: ['public'], summary: 'Whether a conversation exists, is deleted, and its status', params: PublicParams, response: { 200: PublicStatus, ...errors } },
     },
-    async (request) => publicStatus(await publicConversation(app.deps.sql, request.params.id)),
+    async (request) => publicStatus(request.ctx, request.params.id),
   )
 
   app.get(
@@ -35,7 +35,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       schema: { tags: ['public'], summary: "The assigned agent's display name and avatar", params: PublicParams, response: { 200: PublicAgent, ...errors } },
     },
-    async (request) => publicAgent(await publicConversation(app.deps.sql, request.params.id)),
+    async (request) => publicAgent(request.ctx, request.params.id),
   )
 
   app.get(
@@ -44,7 +44,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       schema: { tags: ['public'], summary: 'Status, assignment and times of a conversation', params: PublicParams, response: { 200: PublicMeta, ...errors } },
     },
-    async (request) => publicMeta(await publicConversation(app.deps.sql, request.params.id)),
+    async (request) => publicMeta(request.ctx, request.params.id),
   )
 }
 export default routes
