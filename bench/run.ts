@@ -17,7 +17,7 @@ import { SignJWT } from 'jose'
 import { runMigrations } from '../src/db/migrate.js'
 import { cursorCodec } from '../src/cursor.js'
 import { cleanup, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.js'
-import { connect, createDatabase, databaseExists, dropDatabase, withDatabase, BENCH_DB_PATTERN, type Sql } from './lib/db.js'
+import { connect, createDatabase, databaseExists, dropDatabase, withDatabase, BENCH_DB_PATTERN, type Pool } from './lib/db.js'
 import { measure, probe, type LoadOptions, type Measurement, type Scenario } from './lib/load.js'
 import { fmtDuration, fmtInt, step } from './lib/progress.js'
 import { scenarioTable, target, targetTable, type Target } from './lib/report.js'
@@ -190,7 +190,7 @@ async function main() {
 
   // 2. The dedicated database: created, migrated, seeded; dropped at the end unless kept.
   let meta: Meta
-  let sql: Sql
+  let sql: Pool
   const timings: Record<string, number> = {}
   if (opts.db) {
     if (!(await databaseExists(opts.adminUrl, dbName))) throw new Error(`database ${dbName} does not exist`)
@@ -610,7 +610,7 @@ async function main() {
 /** Starts a ceiling server (framework or SQL), measures it, stops it. */
 async function measureCeiling(
   s: Scenario,
-  ctx: { listBody?: string; sql: Sql; dbUrl: string; workspaceId: string; load: LoadOptions },
+  ctx: { listBody?: string; sql: Pool; dbUrl: string; workspaceId: string; load: LoadOptions },
 ): Promise<Measurement> {
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port) }
@@ -653,7 +653,7 @@ async function measureCeiling(
  * needs (matching conversations of the workspace, not deleted, best first, one page): with the
  * full-text index (tsvector @@ tsquery), and with ILIKE over message bodies (what peers do).
  */
-async function searchVsIlike(sql: Sql, workspaceId: string) {
+async function searchVsIlike(sql: Pool, workspaceId: string) {
   const fts = () => sql`
     SELECT m.conversation_id, max(ts_rank(m.search, q)) AS rank
     FROM messages m
@@ -694,7 +694,7 @@ async function searchVsIlike(sql: Sql, workspaceId: string) {
 }
 
 /** Plans of the list sections page 1 and the deep page run, and of the full-text search query. */
-async function explainQueries(sql: Sql, workspaceId: string, deepCursor: string | undefined): Promise<Record<string, string>> {
+async function explainQueries(sql: Pool, workspaceId: string, deepCursor: string | undefined): Promise<Record<string, string>> {
   const plan = async (q: ReturnType<typeof listSectionAfter>) =>
     (await sql<{ 'QUERY PLAN': string }[]>`EXPLAIN (ANALYZE, BUFFERS) ${q}`).map((r) => r['QUERY PLAN']).join('\n')
   const out: Record<string, string> = {}

@@ -4,7 +4,7 @@ import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
 import type { MemberDirectory } from './auth/members.js'
 import type { MemberVerifier, VisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
-import type { Db, Pool } from './db/client.js'
+import type { Pool } from './db/client.js'
 import { AppError } from './errors.js'
 import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
@@ -29,7 +29,6 @@ export interface Deps {
   config: Config
   log: Log
   sql: Pool
-  db: Db
   redis: Redis
   events: EventPublisher
   jobs: Jobs

@@ -2,7 +2,7 @@ import { MemberDirectory } from './auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
 import type { Deps, Log } from './context.js'
-import { createDb, createSql } from './db/client.js'
+import { createSql } from './db/client.js'
 import { createPublisher } from './events.js'
 import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
@@ -39,14 +39,13 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     config,
     log,
     sql,
-    db: createDb(sql),
     redis,
     events: createPublisher(redis, config.REDIS_PREFIX, log),
     jobs: jobs.jobs,
     mailer,
     memberTokens: createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
-    members: new MemberDirectory(createDb(sql), config.MEMBER_CACHE_TTL_MS),
+    members: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {

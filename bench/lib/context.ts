@@ -23,7 +23,6 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     config,
     log: pino({ level: 'silent' }),
     sql,
-    db: absent('db'),
     redis: absent('redis'),
     events: absent('events'),
     jobs: absent('jobs'),

@@ -64,8 +64,8 @@ export async function processWebhook(ctx: Ctx, provider: Provider, event: Mapped
         RETURNING 1`
       if (claimed.length === 0) return 'duplicate' as const
       if (result === 'processed' && ref && event.occurredAt) {
-        const ctx = { provider, eventId: event.eventId, workspaceId: ref, occurredAt: event.occurredAt }
-        for (const op of event.operations ?? []) await applyOperation(tx, ctx, op)
+        const origin = { provider, eventId: event.eventId, workspaceId: ref, occurredAt: event.occurredAt }
+        for (const op of event.operations ?? []) await applyOperation(tx, origin, op)
       }
       return result
     })

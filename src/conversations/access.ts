@@ -1,9 +1,6 @@
-import { and, eq, isNull } from 'drizzle-orm'
 import type { Ctx } from '../context.js'
-import { conversations } from '../db/schema.js'
+import type { conversations } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
-
-export type ConversationRow = typeof conversations.$inferSelect
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -11,26 +8,23 @@ export function isUuid(value: string): boolean {
   return UUID.test(value)
 }
 
+/** What a visibility check returns: enough to act on the conversation. */
+export type VisibleConversation = Pick<typeof conversations.$inferSelect, 'id' | 'workspaceId' | 'guestId'>
+
 /**
  * The conversation `id` as the caller may see it: in the member's workspace, or owned by the
  * visitor's guest; never deleted. Anything else is 404 CONVERSATION_NOT_FOUND, so ids of other
- * workspaces and guests cannot be probed. A malformed id is 404 too.
+ * workspaces and guests cannot be probed. A malformed id is 404 too. One primary-key lookup.
  */
-export async function findConversationForCaller(ctx: Ctx, id: string): Promise<ConversationRow> {
+export async function findConversationForCaller(ctx: Ctx, id: string): Promise<VisibleConversation> {
   if (!isUuid(id)) throw conversationNotFound()
   const c = ctx.caller
-  const scope =
-    c.kind === 'member'
-      ? eq(conversations.workspaceId, c.workspaceId)
-      : c.kind === 'visitor'
-        ? and(eq(conversations.workspaceId, c.workspaceId), eq(conversations.guestId, c.guestId))
-        : undefined
-  if (!scope) throw conversationNotFound()
-  const [row] = await ctx.db
-    .select()
-    .from(conversations)
-    .where(and(eq(conversations.id, id), scope, isNull(conversations.deletedAt)))
-    .limit(1)
+  if (c.kind !== 'member' && c.kind !== 'visitor') throw conversationNotFound()
+  const guest = c.kind === 'visitor' ? c.guestId : null
+  const [row] = await ctx.sql<VisibleConversation[]>`
+    SELECT id, workspace_id AS "workspaceId", guest_id AS "guestId" FROM conversations
+    WHERE id = ${id} AND workspace_id = ${c.workspaceId} AND deleted_at IS NULL
+      AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid)`
   if (!row) throw conversationNotFound()
   return row
 }

@@ -13,7 +13,7 @@ const RANK: Record<PresenceStatus, number> = { online: 0, away: 1, offline: 2 }
 
 /** Active members with their OPEN assigned conversations, counted by one grouped query. */
 export function agentsQuery(sql: Sql, workspaceId: string) {
-  return sql`
+  return sql<{ userId: string; name: string; openAssigned: number }[]>`
     SELECT m.user_id AS "userId", m.name, COALESCE(a.n, 0)::int AS "openAssigned"
     FROM members m
     LEFT JOIN (
@@ -34,7 +34,7 @@ export function agentsQuery(sql: Sql, workspaceId: string) {
  */
 export async function availableAgents(ctx: Ctx): Promise<AvailableAgent[]> {
   const { workspaceId } = memberOf(ctx)
-  const rows = (await agentsQuery(ctx.sql, workspaceId)) as unknown as { userId: string; name: string; openAssigned: number }[]
+  const rows = await agentsQuery(ctx.sql, workspaceId)
   let presence: Record<string, PresenceStatus> = {}
   try {
     presence = await readPresence(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId, rows.map((r) => r.userId))

@@ -169,8 +169,7 @@ export interface ReconcileResult {
  */
 export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResult> {
   const { workspaceId } = memberOf(ctx)
-  return ctx.sql.begin(async (tx) => {
-    const q = tx as unknown as Sql
+  return ctx.sql.begin(async (q) => {
     await lockCountersExclusive(q, workspaceId)
     const beforeRows = await q<ScopeRow[]>`
       SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
@@ -224,5 +223,5 @@ export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResult> {
       conversationsFixed: res.fixed,
       corrected: countersDiffer || res.fixed > 0,
     }
-  }) as Promise<ReconcileResult>
+  })
 }

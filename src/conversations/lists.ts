@@ -1,7 +1,6 @@
-import type { PendingQuery, Row } from 'postgres'
 import { memberOf, type Ctx } from '../context.js'
 import { cursorCodec, type CursorCodec, type CursorKey, type CursorParams } from '../cursor.js'
-import type { Sql } from '../db/client.js'
+import type { Query, Sql } from '../db/client.js'
 import { badRequest, guestNotFound } from '../errors.js'
 import { isUuid } from './access.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
@@ -110,7 +109,7 @@ const pinnedFirst = (kind: ListKind) => kind !== 'closed'
  * One section's query: a range scan of one list index, newest or oldest first, after the cursor.
  * Exported (not awaited) so the EXPLAIN script plans exactly the query the route runs.
  */
-export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): PendingQuery<Row[]> {
+export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): Query<ListRow[]> {
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
@@ -130,7 +129,7 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const unassigned = r.unassignedOnly ? sql`AND c.assigned_agent_id IS NULL` : sql``
   const read = r.readStatus === 'read' ? sql`AND c.unread_count = 0` : r.readStatus === 'unread' ? sql`AND c.unread_count > 0` : sql``
   const after = section.after ? sql`AND (${t}, c.id) ${cmp} (${section.after.t}::timestamptz, ${section.after.id}::uuid)` : sql``
-  return sql`
+  return sql<ListRow[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL AND ${scope}
@@ -183,7 +182,7 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
   const rows: ListRow[] = []
   for (const section of sectionsFor(kind, at)) {
     if (rows.length >= want) break
-    const got = (await sectionQuery(sql, r, section, want - rows.length)) as unknown as ListRow[]
+    const got = await sectionQuery(sql, r, section, want - rows.length)
     rows.push(...got)
   }
   const page = rows.slice(0, q.limit)
@@ -199,7 +198,7 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
 /** That guest's conversations (any status, not deleted), newest first. */
 export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
   const cond = after ? sql`AND (c.created_at, c.id) < (${after.t}::timestamptz, ${after.id}::uuid)` : sql``
-  return sql`
+  return sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}
     FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${cond}
@@ -228,7 +227,7 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
   const codec = cursorCodec(ctx.config)
   const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
   const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
-  const rows = (await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)) as unknown as ConversationRecord[]
+  const rows = await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)
   const page = rows.slice(0, q.limit)
   const last = page[page.length - 1]
   const nextCursor = rows.length > q.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
 import { memberOf, workspaceOf, type Ctx } from '../context.js'
-import type { Sql } from '../db/client.js'
+import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { badRequest, conversationNotFound, forbidden, notFound } from '../errors.js'
 import { rooms } from '../events.js'
@@ -78,8 +78,7 @@ export async function mutateConversation<T = undefined>(
   if (!isUuid(id)) throw conversationNotFound()
   const ws = workspaceOf(ctx)
   const guest = guestOf(ctx)
-  const out = (await ctx.sql.begin(async (tx) => {
-    const sql = tx as unknown as Sql
+  const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
       SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
@@ -91,7 +90,7 @@ export async function mutateConversation<T = undefined>(
     if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
     const conversation = m.after?.deleted ? null : await loadConversationView(sql, id)
     return { row, m, conversation }
-  })) as { row: LockedConversation; m: Mutation<T>; conversation: ConversationView | null }
+  })
 
   const { row, m } = out
   const changed = m.after !== undefined
@@ -99,6 +98,7 @@ export async function mutateConversation<T = undefined>(
     const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
     ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
   }
+  // null only after a delete, whose caller answers 204 without it.
   return { conversation: out.conversation as ConversationView, changed, result: m.result }
 }
 
@@ -106,12 +106,11 @@ export async function mutateConversation<T = undefined>(
 export const COUNTER_RETURNING = `status, deleted_at IS NOT NULL AS deleted, assigned_agent_id AS "assignedAgentId",
   channel_id AS "channelId", unread_count AS "unreadCount"`
 
-async function update(sql: Sql, id: string, set: string, params: unknown[] = []): Promise<CounterState> {
-  // `set` is a fixed fragment from this module, never caller input; values go through params.
-  const [after] = await sql.unsafe<CounterState[]>(
-    `UPDATE conversations SET ${set}, updated_at = clock_timestamp() WHERE id = $1 RETURNING ${COUNTER_RETURNING}`,
-    [id, ...params] as never[],
-  )
+/** `set` is a tagged fragment (sql`pinned = ${pinned}`): values stay parameters. */
+async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState> {
+  const [after] = await sql<CounterState[]>`
+    UPDATE conversations SET ${set}, updated_at = clock_timestamp() WHERE id = ${id}
+    RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
   return after
 }
 
@@ -123,8 +122,7 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     throw forbidden('channelId and guestId must be those of the visitor session')
   }
   const id = uuidv7()
-  const conversation = (await ctx.sql.begin(async (tx) => {
-    const sql = tx as unknown as Sql
+  const conversation = await ctx.sql.begin(async (sql) => {
     const [guest] = await sql<{ id: string }[]>`
       SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
       WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active`
@@ -137,14 +135,14 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
     await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
     return loadConversationView(sql, id)
-  })) as ConversationView
+  })
   ctx.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
   return conversation
 }
 
 /** DELETE /conversations/:id: soft delete; leaves every list and count. */
 export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
-  await mutateConversation(ctx, id, async (sql) => ({ after: await update(sql, id, 'deleted_at = clock_timestamp()') }))
+  await mutateConversation(ctx, id, async (sql) => ({ after: await update(sql, id, sql`deleted_at = clock_timestamp()`) }))
 }
 
 /** PATCH /:id/assign-agent: race-safe (row lock), idempotent for the current agent. */
@@ -158,7 +156,7 @@ export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
       WHERE workspace_id = ${row.workspaceId} AND user_id = ${agentId} AND status = 'active'`
     if (!agent) throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
     if (row.assignedAgentId === agentId) return {}
-    const after = await update(sql, id, 'assigned_agent_id = $2', [agentId])
+    const after = await update(sql, id, sql`assigned_agent_id = ${agentId}`)
     await addHistory(sql, row, 'ASSIGNED', agentId, member.userId)
     return { after }
   })
@@ -169,7 +167,7 @@ export async function unassignAgent(ctx: Ctx, id: string) {
   const member = memberOf(ctx)
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.assignedAgentId === null) return {}
-    const after = await update(sql, id, 'assigned_agent_id = NULL')
+    const after = await update(sql, id, sql`assigned_agent_id = NULL`)
     await addHistory(sql, row, 'UNASSIGNED', null, member.userId)
     return { after }
   })
@@ -222,7 +220,7 @@ export async function markSeen(ctx: Ctx, id: string) {
   }
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.unreadCount === 0) return {}
-    const after = await update(sql, id, 'unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)')
+    const after = await update(sql, id, sql`unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)`)
     return { after }
   })
 }
@@ -231,7 +229,7 @@ export async function markSeen(ctx: Ctx, id: string) {
 export async function closeConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status !== 'OPEN') return {}
-    return { after: await update(sql, id, `status = 'RESOLVED', closed_at = clock_timestamp()`) }
+    return { after: await update(sql, id, sql`status = 'RESOLVED', closed_at = clock_timestamp()`) }
   })
 }
 
@@ -239,7 +237,7 @@ export async function closeConversation(ctx: Ctx, id: string) {
 export async function reopenConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status === 'OPEN') return {}
-    return { after: await update(sql, id, `status = 'OPEN', closed_at = NULL`) }
+    return { after: await update(sql, id, sql`status = 'OPEN', closed_at = NULL`) }
   })
 }
 
@@ -247,6 +245,6 @@ export async function reopenConversation(ctx: Ctx, id: string) {
 export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.pinned === pinned) return {}
-    return { after: await update(sql, id, 'pinned = $2', [pinned]) }
+    return { after: await update(sql, id, sql`pinned = ${pinned}`) }
   })
 }

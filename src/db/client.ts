@@ -1,6 +1,4 @@
-import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
-import * as schema from './schema.js'
 
 /**
  * The one database client (postgres.js) and its two types. Every query in Parley is postgres.js
@@ -14,6 +12,10 @@ import * as schema from './schema.js'
  */
 export type Pool = postgres.Sql
 export type Sql = postgres.ISql
+/** A piece of a statement built with the same tag (sql`pinned = ${pinned}`), embedded in another. */
+export type Fragment = postgres.Fragment
+/** A statement not yet awaited, typed by its rows (EXPLAIN scripts plan exactly what a module runs). */
+export type Query<Rows extends readonly object[]> = postgres.PendingQuery<Rows>
 
 /** Type OIDs whose values stay Postgres text both ways: date, time, timestamp, timestamptz and arrays. */
 const TIME_TYPES = [1082, 1083, 1114, 1184, 1115, 1182, 1185, 1231]
@@ -47,7 +49,3 @@ export function useTextTypes(sql: Pool): Pool {
   for (const oid of JSON_TYPES) sql.options.serializers[oid] = same
   return sql
 }
-
-/** Drizzle over the pool: the query builder some modules still use (being replaced by tagged SQL). */
-export type Db = PostgresJsDatabase<typeof schema>
-export const createDb = (sql: Pool): Db => drizzle(sql, { schema })

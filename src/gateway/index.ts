@@ -7,7 +7,7 @@ import { Server, type Socket } from 'socket.io'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
 import type { Config } from '../config.js'
-import { createDb, createSql } from '../db/client.js'
+import { createSql } from '../db/client.js'
 import { rooms, socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { waitReady } from '../redis.js'
@@ -91,7 +91,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     })
 
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const directory = new MemberDirectory(createDb(sql), config.MEMBER_CACHE_TTL_MS)
+  const directory = new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS)
   const memberTokens = createMemberVerifier(config)
   const visitorTokens = createVisitorTokens(config)
   const presence = new PresenceStore({ redis: pub, prefix, gatewayId, entryTtlMs })

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import type postgres from 'postgres'
 import { memberOf, type Ctx } from '../context.js'
+import type { Pool } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { cursorCodec } from '../cursor.js'
 import { badRequest } from '../errors.js'
@@ -40,8 +40,8 @@ const STATS_TTL_MS = 10 * 60_000
  * STATS_TTL_MS; a failed read counts as "no frequent words" (the search still works, only the
  * plan choice differs).
  */
-const statsCache = new WeakMap<postgres.Sql, { at: number; words: Promise<Map<string, number>> }>()
-export function wordStats(sql: postgres.Sql, now = Date.now()): Promise<Map<string, number>> {
+const statsCache = new WeakMap<Pool, { at: number; words: Promise<Map<string, number>> }>()
+export function wordStats(sql: Pool, now = Date.now()): Promise<Map<string, number>> {
   const cached = statsCache.get(sql)
   if (cached && now - cached.at < STATS_TTL_MS) return cached.words
   const words = sql<{ word: string; freq: number }[]>`
@@ -57,7 +57,7 @@ export function wordStats(sql: postgres.Sql, now = Date.now()): Promise<Map<stri
 }
 
 /** Forget the cached statistics (tests, after ANALYZE). */
-export function resetWordStats(sql: postgres.Sql): void {
+export function resetWordStats(sql: Pool): void {
   statsCache.delete(sql)
 }
 

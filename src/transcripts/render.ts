@@ -1,7 +1,7 @@
-import type postgres from 'postgres'
 import type { ConversationView } from '../../schemas/conversations.js'
 import type { Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
+import type { Sql } from '../db/client.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import {
@@ -41,7 +41,7 @@ export async function transcriptFile(ctx: Ctx, id: string, format: TranscriptFor
 export const TRANSCRIPT_BATCH = 1000
 
 /** The conversation as the API shows it; null when missing or deleted. */
-export async function loadConversationView(sql: postgres.Sql, id: string): Promise<ConversationView | null> {
+export async function loadConversationView(sql: Sql, id: string): Promise<ConversationView | null> {
   const [row] = await sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.id = ${id} AND c.deleted_at IS NULL`
@@ -54,7 +54,7 @@ export async function loadConversationView(sql: postgres.Sql, id: string): Promi
  * query, so a slow reader never pins a pooled connection; the key is the raw timestamptz text
  * (microseconds kept), so no message is skipped or repeated between batches.
  */
-export async function* messageBatches(sql: postgres.Sql, conversationId: string, batch = TRANSCRIPT_BATCH): AsyncGenerator<MessageRecord[]> {
+export async function* messageBatches(sql: Sql, conversationId: string, batch = TRANSCRIPT_BATCH): AsyncGenerator<MessageRecord[]> {
   let after: { t: string; id: string } | null = null
   for (;;) {
     const rows: MessageRecord[] = await sql<MessageRecord[]>`
@@ -88,7 +88,7 @@ const senderLabel = (m: MessageRecord) =>
  * response or a streamed mail part. `exportedAt` is passed in so both mail parts agree.
  */
 export async function* renderTranscript(
-  sql: postgres.Sql,
+  sql: Sql,
   conversation: ConversationView,
   format: TranscriptFormat,
   exportedAt = new Date().toISOString(),

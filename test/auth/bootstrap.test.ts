@@ -1,9 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import t from 'tap'
-import { eq } from 'drizzle-orm'
 import { SignJWT } from 'jose'
 import { build, memberToken, seedWorkspace, TEST_VISITOR_SECRET } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 import { identityHash } from '../../src/auth/bootstrap.js'
 import type { App } from '../../src/app.js'
 
@@ -11,18 +9,30 @@ type Payload = Record<string, unknown>
 const boot = (app: App, payload: Payload, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') =>
   app.inject({ method: 'POST', url: '/auth', headers, payload, remoteAddress })
 
-const guestRow = async (app: App, id: string) => (await app.deps.db.select().from(schema.guests).where(eq(schema.guests.id, id)))[0]
+const guestRow = async (app: App, id: string) =>
+  (
+    await app.deps.sql<{ name: string; email: string; verified: boolean; workspaceId: string; channelId: string }[]>`
+      SELECT name, email, verified, workspace_id AS "workspaceId", channel_id AS "channelId" FROM guests WHERE id = ${id}`
+  )[0]
 
-async function addChannel(app: App, workspaceId: string, values: Partial<typeof schema.channels.$inferInsert> = {}) {
+async function addChannel(
+  app: App,
+  workspaceId: string,
+  values: { active?: boolean; requireChannelToken?: boolean; allowedOrigins?: string[] } = {},
+) {
   const row = {
     id: randomUUID(),
-    workspaceId,
-    name: 'Second',
     channelToken: `ct_${randomBytes(12).toString('hex')}`,
     identitySecret: `is_${randomBytes(24).toString('hex')}`,
+    active: true,
+    requireChannelToken: false,
+    allowedOrigins: [] as string[],
     ...values,
   }
-  await app.deps.db.insert(schema.channels).values(row)
+  await app.deps.sql`
+    INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret, active, require_channel_token, allowed_origins)
+    VALUES (${row.id}, ${workspaceId}, 'Second', ${row.channelToken}, ${row.identitySecret}, ${row.active},
+            ${row.requireChannelToken}, ${row.allowedOrigins}::text[])`
   return row
 }
 

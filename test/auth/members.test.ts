@@ -1,7 +1,5 @@
 import t from 'tap'
-import { and, eq } from 'drizzle-orm'
 import { build, memberToken, seedWorkspace, type SeededMember } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 
 const path = (m: SeededMember | string) => `/auth/members/${encodeURIComponent(typeof m === 'string' ? m : m.userId)}`
 
@@ -168,7 +166,8 @@ t.test('cross-workspace: a member of B learns nothing about A', async (t) => {
   // Adding A's member to B creates a separate membership, A untouched.
   const add = await app.inject({ method: 'POST', url: '/auth/members', headers: b.owner.headers, payload: { userId: a.agent.userId, name: 'Dual', email: 'dual@example.test', role: 'agent' } })
   t.equal(add.statusCode, 201)
-  const rows = await app.deps.db.select().from(schema.members).where(eq(schema.members.userId, a.agent.userId))
+  const rows = await app.deps.sql<{ workspaceId: string; role: string }[]>`
+    SELECT workspace_id AS "workspaceId", role FROM members WHERE user_id = ${a.agent.userId}`
   t.equal(rows.length, 2)
   t.equal(rows.find((r) => r.workspaceId === a.workspaceId)?.role, 'agent', "A's row unchanged")
 })
@@ -241,6 +240,6 @@ t.test('a removed or disabled member loses access on every replica within MEMBER
     await new Promise((r) => setTimeout(r, 50))
   }
   t.ok(admitted <= ttl + 250, `new member admitted on the other replica after ${admitted} ms`)
-  const row = await one.app.deps.db.select().from(schema.members).where(and(eq(schema.members.workspaceId, ws.workspaceId), eq(schema.members.userId, removed.userId)))
+  const row = await one.app.deps.sql`SELECT 1 FROM members WHERE workspace_id = ${ws.workspaceId} AND user_id = ${removed.userId}`
   t.equal(row.length, 0)
 })

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { build, memberToken, seedGuest, seedWorkspace, TEST_VISITOR_SECRET } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 import { buildProbeApp, hs256Token, startIdp, unsignedToken } from './fixtures.js'
 
 const now = () => Math.floor(Date.now() / 1000)
@@ -13,8 +12,8 @@ t.test('member JWTs through a real JWKS (RS256/ES256): the token matrix', async 
   })
   // The member 'idp|ida' owns a workspace, so the membership step is reached by valid tokens.
   const workspaceId = randomUUID()
-  await app.deps.db.insert(schema.workspaces).values({ id: workspaceId, name: 'JWKS Co' })
-  await app.deps.db.insert(schema.members).values({ workspaceId, userId: 'idp|ida', name: 'Ida', email: 'ida@example.test', role: 'owner' })
+  await app.deps.sql`INSERT INTO workspaces (id, name) VALUES (${workspaceId}, 'JWKS Co')`
+  await app.deps.sql`INSERT INTO members (workspace_id, user_id, name, email, role) VALUES (${workspaceId}, 'idp|ida', 'Ida', 'ida@example.test', 'owner')`
 
   const call = (token: string) =>
     app.inject({ method: 'GET', url: '/auth/members', headers: { authorization: `Bearer ${token}`, 'x-workspace-id': workspaceId } })

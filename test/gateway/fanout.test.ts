@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { eq } from 'drizzle-orm'
 import t from 'tap'
 import type { Socket } from 'socket.io-client'
-import { members } from '../../src/db/schema.js'
 import { rooms } from '../../src/events.js'
 import { build, memberToken, seedGuest, seedWorkspace } from '../helper.js'
 import { connect, next, record, refusal, startGateway, testDatabaseAndPrefix } from './fixtures.js'
@@ -58,7 +56,7 @@ t.test('handshakes without valid credentials are refused with the reason', async
     t.notMatch(JSON.stringify(err.data ?? {}), /secret|stack|select/i, `${name}: no internals in the refusal`)
   }
   const disabled = await wsA.addMember('agent', 'Dora Disabled')
-  await app.deps.db.update(members).set({ status: 'disabled' }).where(eq(members.userId, disabled.userId))
+  await app.deps.sql`UPDATE members SET status = 'disabled' WHERE user_id = ${disabled.userId}`
   const err = await refusal(t, g2.url, member(disabled, wsA.workspaceId))
   t.equal(err.message, 'NOT_A_MEMBER', 'disabled member')
   t.equal(err.data?.code, 'MEMBER_DISABLED')

@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm'
 import t from 'tap'
 import type { Socket } from 'socket.io-client'
-import { members } from '../../src/db/schema.js'
 import { readPresence } from '../../src/presence.js'
 import { build, memberToken, seedGuest, seedWorkspace } from '../helper.js'
 import { connect, emitWithAck, eventually, next, record, startGateway, testDatabaseAndPrefix } from './fixtures.js'
@@ -146,7 +144,7 @@ t.test('a disabled member is disconnected within a heartbeat and goes offline', 
   await online
   const dropped = new Promise<string>((resolve) => socket.once('disconnect', resolve))
   const offline = nextOf(member.userId, 'offline')
-  await app.deps.db.update(members).set({ status: 'disabled' }).where(eq(members.userId, member.userId))
+  await app.deps.sql`UPDATE members SET status = 'disabled' WHERE user_id = ${member.userId}`
   t.equal(await dropped, 'io server disconnect')
   await offline
   await eventually(async () => (await presenceOf(member.userId)) === 'offline')
