@@ -4,6 +4,7 @@ import type { Caller, MemberCaller, VisitorCaller } from '../src/auth/callers.js
 import { can, type Permission } from '../src/auth/permissions.js'
 import { contextFor, type Ctx } from '../src/context.js'
 import { badRequest, forbidden, unauthorized } from '../src/errors.js'
+import { isUuid } from '../src/uuid.js'
 
 /**
  * Who may call a route, declared on the route itself: `config: { access: ... }`.
@@ -28,8 +29,6 @@ declare module 'fastify' {
     ctx: Ctx
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function bearer(request: FastifyRequest): string | undefined {
   const h = request.headers.authorization
@@ -56,7 +55,7 @@ export default fp(
       if (typeof workspaceId !== 'string' || workspaceId === '') {
         throw badRequest('x-workspace-id header is required', 'WORKSPACE_REQUIRED')
       }
-      if (!UUID.test(workspaceId)) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
+      if (!isUuid(workspaceId)) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
       const record = await app.deps.members.get(workspaceId.toLowerCase(), claims.sub)
       if (!record) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
       if (record.status !== 'active') throw forbidden('Membership is disabled', 'MEMBER_DISABLED')

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Email, Name, Timestamp, Uuid } from './common.js'
 
 export const VisitorBootstrapBody = Type.Object(
@@ -19,3 +19,4 @@ export const VisitorSession = Type.Object({
   workspaceId: Uuid,
   expiresAt: Timestamp,
 })
+export type VisitorSessionView = Static<typeof VisitorSession>

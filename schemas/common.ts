@@ -13,6 +13,13 @@ export const ErrorResponse = Type.Object(
 )
 
 export const Uuid = Type.String({ format: 'uuid' })
+
+/** A union of string literals from one of the vocabularies of src/db/schema.ts. */
+export const Literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
+  Type.Union(values.map((v) => Type.Literal(v)), options)
+
+/** Every `:id` path parameter: any string, so a malformed id is a 404 from the domain (isUuid), like an unknown one. */
+export const IdParams = Type.Object({ id: Type.String() })
 export const Timestamp = Type.String({ format: 'date-time' })
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 

@@ -1,9 +1,10 @@
-import { Type } from '@sinclair/typebox'
-import { Cursor, CursorPage, Limit, Nullable, Timestamp, Uuid } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { presenceStatuses } from '../src/presence.js'
+import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
 import { Conversation, ConversationStatus } from './conversations.js'
 
 /** Query strings of the conversation lists (API.md section 5, "List query"). Unknown parameters are a 400. */
-const lit = <T extends string>(values: readonly T[], def: T) => Type.Union(values.map((v) => Type.Literal(v)), { default: def })
+const lit = <T extends string>(values: readonly T[], def: T) => Literals(values, { default: def })
 
 const listFields = {
   limit: Limit,
@@ -40,19 +41,16 @@ export const HistoryParams = Type.Object({ guestId: Type.String() })
 
 export const ConversationPage = CursorPage(Conversation)
 
-export const AvailableAgents = Type.Object({
-  data: Type.Array(
-    Type.Object({
-      userId: Type.String(),
-      name: Type.String(),
-      presence: Type.Union([Type.Literal('online'), Type.Literal('away'), Type.Literal('offline')]),
-      openAssigned: Type.Integer(),
-    }),
-  ),
+export const AvailableAgent = Type.Object({
+  userId: Type.String(),
+  name: Type.String(),
+  presence: Literals(presenceStatuses),
+  openAssigned: Type.Integer(),
 })
+export type AvailableAgentView = Static<typeof AvailableAgent>
+export const AvailableAgents = Type.Object({ data: Type.Array(AvailableAgent) })
 
-/** Public (anonymous) views. Any string: a malformed id is 404 like an unknown one. */
-export const PublicParams = Type.Object({ id: Type.String() })
+/** Public (anonymous) views. */
 
 export const PublicStatus = Type.Object({ id: Uuid, deleted: Type.Boolean(), status: ConversationStatus })
 

@@ -1,11 +1,9 @@
-import { Type } from '@sinclair/typebox'
-import { Cursor, CursorPage, Limit, Nullable, Timestamp, Uuid } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { assignmentActions } from '../src/db/schema.js'
+import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
 import { Message } from './conversations.js'
 
-/** Request and response shapes of the single-conversation routes (routes/conversations/index.ts). */
-
-/** `:id` is a plain string: a malformed id is a 404 from the domain code, not a 400. */
-export const IdParams = Type.Object({ id: Type.String() })
+/** Request and response shapes of one conversation's routes, its messages and its unread counters. */
 
 export const CreateConversationBody = Type.Object(
   { channelId: Uuid, guestId: Uuid },
@@ -33,15 +31,14 @@ export const MessagesQuery = Type.Object(
 export const MessagePage = CursorPage(Message)
 
 export const HistoryEntry = Type.Object({
-  action: Type.Union([Type.Literal('ASSIGNED'), Type.Literal('UNASSIGNED')]),
+  action: Literals(assignmentActions),
   agentId: Nullable(Type.String()),
   previousAgentId: Nullable(Type.String()),
   byUserId: Nullable(Type.String()),
   at: Timestamp,
 })
+export type HistoryEntryView = Static<typeof HistoryEntry>
 export const HistoryList = Type.Object({ data: Type.Array(HistoryEntry) })
-
-export const DeletedConversation = Type.Object({ id: Uuid, deleted: Type.Literal(true) })
 
 export const UnreadCount = Type.Object({
   total: Type.Integer(),
@@ -50,6 +47,7 @@ export const UnreadCount = Type.Object({
   messages: Type.Integer(),
   byChannel: Type.Record(Type.String(), Type.Integer()),
 })
+export type UnreadCountView = Static<typeof UnreadCount>
 
 const ScopeCount = Type.Object({ conversations: Type.Integer(), messages: Type.Integer() })
 export const CounterSnapshot = Type.Object({
@@ -65,3 +63,5 @@ export const ReconcileResult = Type.Object({
   conversationsFixed: Type.Integer(),
   corrected: Type.Boolean(),
 })
+export type CounterSnapshotView = Static<typeof CounterSnapshot>
+export type ReconcileResultView = Static<typeof ReconcileResult>

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, Timestamp, Uuid } from './common.js'
+import { conversationStatus, senderTypes } from '../src/db/schema.js'
+import { Literals, Nullable, Timestamp, Uuid } from './common.js'
 
-export const ConversationStatus = Type.Union([Type.Literal('OPEN'), Type.Literal('RESOLVED'), Type.Literal('CLOSED')])
+export const ConversationStatus = Literals(conversationStatus)
 
 export const Conversation = Type.Object(
   {
@@ -30,7 +31,7 @@ export const Message = Type.Object(
   {
     id: Uuid,
     conversationId: Uuid,
-    senderType: Type.Union([Type.Literal('GUEST'), Type.Literal('AGENT'), Type.Literal('SYSTEM')]),
+    senderType: Literals(senderTypes),
     senderId: Nullable(Type.String()),
     senderName: Type.String(),
     body: Type.String(),

@@ -1,8 +1,9 @@
-import { Type } from '@sinclair/typebox'
-import { Email, Name, Timestamp, UserId } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { memberRoles, memberStatuses } from '../src/db/schema.js'
+import { Email, Literals, Name, Timestamp, UserId } from './common.js'
 
-export const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('agent')])
-export const MemberStatus = Type.Union([Type.Literal('active'), Type.Literal('disabled')])
+export const Role = Literals(memberRoles)
+export const MemberStatus = Literals(memberStatuses)
 
 export const Member = Type.Object({
   userId: Type.String(),
@@ -12,6 +13,7 @@ export const Member = Type.Object({
   status: MemberStatus,
   joinedAt: Timestamp,
 })
+export type MemberView = Static<typeof Member>
 
 export const MemberPage = Type.Object({
   data: Type.Array(Member),

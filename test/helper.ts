@@ -4,7 +4,7 @@ import { SignJWT } from 'jose'
 import { v7 as uuidv7 } from 'uuid'
 import { buildApp, type App } from '../src/app.js'
 import { loggerOptions } from '../src/logger.js'
-import type { Role } from '../src/auth/permissions.js'
+import type { Role } from '../src/db/schema.js'
 import { createTestDatabase } from './setup/database.js'
 
 /** Minimal view of a tap Test: what the helpers need. */

@@ -3,13 +3,12 @@ import type { FastifyRequest } from 'fastify'
 import { VisitorBootstrapBody, VisitorSession } from '../../schemas/auth.js'
 import { errorResponses } from '../../schemas/common.js'
 import { bootstrapVisitor } from '../../src/auth/bootstrap.js'
+import { isUuid } from '../../src/uuid.js'
 
 const header = (request: FastifyRequest, name: string) => {
   const v = request.headers[name]
   return typeof v === 'string' && v !== '' ? v : undefined
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -25,7 +24,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
           hook: 'preValidation',
           keyGenerator: (request: FastifyRequest) => {
             const channelId = (request.body as { channelId?: unknown } | undefined)?.channelId
-            const channel = typeof channelId === 'string' && UUID.test(channelId) ? channelId.toLowerCase() : '-'
+            const channel = isUuid(channelId) ? channelId.toLowerCase() : '-'
             return `auth:${request.ip}:${channel}`
           },
         },

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ChannelList, Channel, ChannelParams, CreateChannelBody, UpdateChannelBody } from '../../schemas/channels.js'
-import { errorResponses } from '../../schemas/common.js'
+import { ChannelList, Channel, CreateChannelBody, UpdateChannelBody } from '../../schemas/channels.js'
+import { errorResponses, IdParams } from '../../schemas/common.js'
 import { createChannel, listChannels, rotateChannelToken, updateChannel } from '../../src/channels/channels.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -38,7 +38,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['channels'],
         summary: 'Change a channel',
-        params: ChannelParams,
+        params: IdParams,
         body: UpdateChannelBody,
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 415) },
       },
@@ -53,7 +53,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['channels'],
         summary: 'Replace the channel token; the old one stops working at once',
-        params: ChannelParams,
+        params: IdParams,
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404) },
       },
     },

@@ -2,12 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { preValidationHookHandler } from 'fastify'
 import { badRequest } from '../../src/errors.js'
 import { Conversation, Message } from '../../schemas/conversations.js'
-import { errorResponses } from '../../schemas/common.js'
+import { errorResponses, IdParams } from '../../schemas/common.js'
 import {
   AssignBody,
   CreateConversationBody,
   HistoryList,
-  IdParams,
   MessagePage,
   MessagesQuery,
   PostMessageBody,

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../schemas/common.js'
-import { ConversationIdParams, DownloadQuery, TranscriptBody, TranscriptHeaders, TranscriptQueued } from '../../schemas/transcripts.js'
+import { errorResponses, IdParams } from '../../schemas/common.js'
+import { DownloadQuery, TranscriptBody, TranscriptHeaders, TranscriptQueued } from '../../schemas/transcripts.js'
 import { transcriptFile } from '../../src/transcripts/render.js'
 import { requestTranscript } from '../../src/transcripts/requests.js'
 
@@ -14,7 +14,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['conversations'],
         summary: 'Download the transcript (txt, json or html) as an attachment, streamed',
-        params: ConversationIdParams,
+        params: IdParams,
         querystring: DownloadQuery,
         response: {
           200: Type.String({ description: 'The transcript file (text/plain, application/json or text/html)' }),
@@ -46,7 +46,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['conversations'],
         summary: 'E-mail the transcript (durable job, retried while SMTP is down)',
-        params: ConversationIdParams,
+        params: IdParams,
         headers: TranscriptHeaders,
         body: TranscriptBody,
         response: { 200: TranscriptQueued, ...errorResponses(400, 401, 403, 404, 409, 429) },

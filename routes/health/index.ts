@@ -1,13 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import { Health } from '../../schemas/health.js'
 import { checkHealth } from '../../src/health.js'
-
-const Health = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('error')]),
-  redis: Type.Union([Type.Literal('online'), Type.Literal('offline')]),
-  database: Type.Union([Type.Literal('online'), Type.Literal('offline')]),
-  timestamp: Type.String({ format: 'date-time' }),
-})
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(

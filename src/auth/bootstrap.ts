@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
+import type { VisitorSessionView } from '../../schemas/auth.js'
 import type { Ctx } from '../context.js'
 import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
 import { forbidden, unauthorized } from '../errors.js'
@@ -20,7 +21,7 @@ export interface BootstrapHeaders {
 
 export interface BootstrapResult {
   created: boolean
-  body: { visitorSession: string; guestId: string; channelId: string; workspaceId: string; expiresAt: string }
+  body: VisitorSessionView
 }
 
 /** Equal-time comparison of two strings of any length (hashing first hides the length too). */

@@ -1,4 +1,4 @@
-import type { Role } from './permissions.js'
+import type { Role } from '../db/schema.js'
 
 /**
  * Who is calling, resolved once from the request's credentials (plugins/auth.ts) or set by the

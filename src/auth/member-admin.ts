@@ -1,22 +1,12 @@
+import type { MemberView } from '../../schemas/members.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
-import type { members } from '../db/schema.js'
+import type { MemberStatus, members, Role } from '../db/schema.js'
 import { conflict, forbidden, notFound } from '../errors.js'
 import { iso } from '../time.js'
 import type { MemberCaller } from './callers.js'
-import type { Role } from './permissions.js'
 
 type MemberRow = Pick<typeof members.$inferSelect, 'userId' | 'name' | 'email' | 'role' | 'status' | 'joinedAt'>
-type Status = MemberRow['status']
-
-export interface MemberView {
-  userId: string
-  name: string
-  email: string
-  role: Role
-  status: Status
-  joinedAt: string
-}
 
 const view = (r: MemberRow): MemberView => ({
   userId: r.userId,
@@ -85,9 +75,9 @@ async function lockForChange(tx: Sql, actor: MemberCaller, userId: string) {
   return { activeOwners: owners.length, target, actorRole: me.role }
 }
 
-const isActiveOwner = (r: { role: Role; status: Status }) => r.role === 'owner' && r.status === 'active'
+const isActiveOwner = (r: { role: Role; status: MemberStatus }) => r.role === 'owner' && r.status === 'active'
 
-export async function updateMember(ctx: Ctx, userId: string, patch: { role?: Role; status?: Status }): Promise<MemberView> {
+export async function updateMember(ctx: Ctx, userId: string, patch: { role?: Role; status?: MemberStatus }): Promise<MemberView> {
   const actor = memberOf(ctx)
   const row = await ctx.sql.begin(async (tx) => {
     const { activeOwners, target, actorRole } = await lockForChange(tx, actor, userId)

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Sql } from '../db/client.js'
+import type { BillingProvider } from '../db/schema.js'
 
 /**
  * The common billing operations both providers' events map to. Each runs inside the webhook's
  * transaction (src/billing/webhooks.ts), so the event id and its effects commit together.
  */
-export type Provider = 'provider-a' | 'provider-b'
 export type SubscriptionStatus = 'active' | 'past_due' | 'canceled'
 
 export interface LedgerEntry {
@@ -34,7 +34,7 @@ export type Operation =
 
 /** Where a billing change comes from: the provider's event, its workspace and its time. */
 export interface EventOrigin {
-  provider: Provider
+  provider: BillingProvider
   eventId: string
   workspaceId: string
   /** The event's own time (ISO): orders subscription changes, dates ledger rows. */

@@ -1,15 +1,10 @@
+import type { PaymentView, SubscriptionView } from '../../schemas/billing.js'
 import { memberOf, type Ctx } from '../context.js'
 import { cursorCodec } from '../cursor.js'
 import { badRequest } from '../errors.js'
 import { iso } from '../time.js'
+import { isUuid } from '../uuid.js'
 
-export interface SubscriptionView {
-  status: 'none' | 'active' | 'past_due' | 'canceled'
-  provider: string | null
-  plan: string | null
-  currentPeriodEnd: string | null
-  updatedAt: string | null
-}
 
 export async function getSubscription(ctx: Ctx): Promise<SubscriptionView> {
   const { workspaceId } = memberOf(ctx)
@@ -25,18 +20,8 @@ export async function getSubscription(ctx: Ctx): Promise<SubscriptionView> {
   }
 }
 
-export interface PaymentView {
-  id: string
-  provider: 'provider-a' | 'provider-b'
-  kind: 'payment' | 'refund' | 'failure'
-  amount: number
-  currency: string
-  providerObjectId: string
-  occurredAt: string
-}
 
 const LIST = 'billing.payments'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const PG_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/
 
 /**
@@ -51,7 +36,7 @@ export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number;
   let after: { v: string; id: string } | null = null
   if (cursor) {
     const [v, id] = codec.decode(cursor, { list: LIST, workspaceId })
-    if (typeof v !== 'string' || !PG_TS.test(v) || typeof id !== 'string' || !UUID.test(id)) {
+    if (typeof v !== 'string' || !PG_TS.test(v) || typeof id !== 'string' || !isUuid(id)) {
       throw badRequest('Invalid cursor', 'INVALID_CURSOR')
     }
     after = { v, id }

@@ -1,6 +1,8 @@
 import type { Ctx } from '../context.js'
 import { AppError, badRequest } from '../errors.js'
-import { applyOperation, type Operation, type Provider } from './operations.js'
+import { isUuid } from '../uuid.js'
+import type { BillingProvider } from '../db/schema.js'
+import { applyOperation, type Operation } from './operations.js'
 
 /** What a provider module makes of a verified event. */
 export interface MappedEvent {
@@ -20,8 +22,6 @@ export type WebhookOutcome = 'processed' | 'ignored' | 'unknown_workspace' | 'du
 export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
 export const dependencyUnavailable = (message: string) =>
   new AppError(503, 'DEPENDENCY_UNAVAILABLE', message, { 'retry-after': '30' })
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * Errors that mean "the database is not there right now" rather than "this statement is wrong":
@@ -43,9 +43,9 @@ export function isDependencyError(err: unknown): boolean {
  * the effects, so the provider's retry processes the event; the answer is then 503 (database
  * unavailable) or 500 (anything else), never 200.
  */
-export async function processWebhook(ctx: Ctx, provider: Provider, event: MappedEvent, payload: unknown): Promise<WebhookOutcome> {
+export async function processWebhook(ctx: Ctx, provider: BillingProvider, event: MappedEvent, payload: unknown): Promise<WebhookOutcome> {
   const { sql, log } = ctx
-  const ref = event.workspaceRef && UUID.test(event.workspaceRef) ? event.workspaceRef.toLowerCase() : null
+  const ref = isUuid(event.workspaceRef) ? event.workspaceRef.toLowerCase() : null
   let outcome: WebhookOutcome
   try {
     outcome = await sql.begin(async (tx) => {

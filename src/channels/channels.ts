@@ -1,10 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto'
+import type { ChannelView } from '../../schemas/channels.js'
 import { can } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { channels } from '../db/schema.js'
 import { badRequest, notFound } from '../errors.js'
 import { iso } from '../time.js'
+import { isUuid } from '../uuid.js'
 
 export type ChannelRow = typeof channels.$inferSelect
 
@@ -12,8 +14,6 @@ export type ChannelRow = typeof channels.$inferSelect
 const COLUMNS = `id, workspace_id AS "workspaceId", name, kind, active, allowed_origins AS "allowedOrigins",
   require_channel_token AS "requireChannelToken", channel_token AS "channelToken",
   identity_secret AS "identitySecret", created_at AS "createdAt"`
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')
 
@@ -50,7 +50,7 @@ export function normalizeOrigin(origin: string): string | null {
 }
 
 /** A channel as the API shows it; identitySecret only to callers who may manage channels. */
-function channelView(row: ChannelRow, withSecret: boolean) {
+function channelView(row: ChannelRow, withSecret: boolean): ChannelView {
   return {
     id: row.id,
     name: row.name,
@@ -90,7 +90,7 @@ export async function updateChannel(
   id: string,
   patch: { name?: string; allowedOrigins?: string[]; requireChannelToken?: boolean; active?: boolean },
 ) {
-  if (!UUID.test(id)) throw channelNotFound()
+  if (!isUuid(id)) throw channelNotFound()
   const { sql } = ctx
   const origins = patch.allowedOrigins === undefined ? null : normalizeOrigins(patch.allowedOrigins)
   const [row] = await sql<ChannelRow[]>`
@@ -106,7 +106,7 @@ export async function updateChannel(
 }
 
 export async function rotateChannelToken(ctx: Ctx, id: string) {
-  if (!UUID.test(id)) throw channelNotFound()
+  if (!isUuid(id)) throw channelNotFound()
   const { sql } = ctx
   const [row] = await sql<ChannelRow[]>`
     UPDATE channels SET channel_token = ${newChannelToken()}

@@ -1,12 +1,7 @@
 import type { Ctx } from '../context.js'
 import type { conversations } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value)
-}
+import { isUuid } from '../uuid.js'
 
 /** What a visibility check returns: enough to act on the conversation. */
 export type VisibleConversation = Pick<typeof conversations.$inferSelect, 'id' | 'workspaceId' | 'guestId'>

@@ -1,13 +1,8 @@
+import type { AvailableAgentView } from '../../schemas/conversation-lists.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import { readPresence, type PresenceStatus } from '../presence.js'
 
-export interface AvailableAgent {
-  userId: string
-  name: string
-  presence: PresenceStatus
-  openAssigned: number
-}
 
 const RANK: Record<PresenceStatus, number> = { online: 0, away: 1, offline: 2 }
 
@@ -32,7 +27,7 @@ export function agentsQuery(sql: Sql, workspaceId: string) {
  * offline; within each, fewest open assigned first, then by name. Redis down: everyone offline
  * (the list still helps to pick an agent), logged.
  */
-export async function availableAgents(ctx: Ctx): Promise<AvailableAgent[]> {
+export async function availableAgents(ctx: Ctx): Promise<AvailableAgentView[]> {
   const { workspaceId } = memberOf(ctx)
   const rows = await agentsQuery(ctx.sql, workspaceId)
   let presence: Record<string, PresenceStatus> = {}

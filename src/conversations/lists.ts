@@ -1,8 +1,9 @@
 import { memberOf, type Ctx } from '../context.js'
 import { cursorCodec, type CursorCodec, type CursorKey, type CursorParams } from '../cursor.js'
 import type { Query, Sql } from '../db/client.js'
+import type { ConversationStatus } from '../db/schema.js'
 import { badRequest, guestNotFound } from '../errors.js'
-import { isUuid } from './access.js'
+import { isUuid } from '../uuid.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -32,7 +33,7 @@ export interface ListQuery {
   sortBy?: SortBy
   sortOrder?: SortOrder
   /** Only on /Myconversation. RESOLVED and CLOSED both mean "closed" (CLOSED is the legacy spelling). */
-  status?: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  status?: ConversationStatus
 }
 
 export interface ListCaller {
@@ -69,7 +70,7 @@ export interface Resolved {
   readStatus: ReadStatus
   unassignedOnly: boolean
   channelId?: string
-  status?: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  status?: ConversationStatus
 }
 
 /** The list's effective parameters (defaults applied). */

@@ -1,7 +1,8 @@
 import type { Ctx } from '../context.js'
+import type { ConversationStatus } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
-import { isUuid } from './access.js'
+import { isUuid } from '../uuid.js'
 
 /**
  * The anonymous status endpoints (/api/public/conversations/:id/...). They answer by id alone, so
@@ -11,7 +12,7 @@ import { isUuid } from './access.js'
  */
 interface PublicRow {
   id: string
-  status: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  status: ConversationStatus
   assignedAgentId: string | null
   createdAt: string
   lastMessageAt: string

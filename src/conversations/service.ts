@@ -2,11 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
 import { memberOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
+import type { HistoryEntryView } from '../../schemas/conversation-ops.js'
 import type { ConversationView } from '../../schemas/conversations.js'
+import type { AssignmentAction } from '../db/schema.js'
 import { badRequest, conversationNotFound, forbidden, notFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
-import { findConversationForCaller, isUuid } from './access.js'
+import { isUuid } from '../uuid.js'
+import { findConversationForCaller } from './access.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 
@@ -178,7 +181,7 @@ export async function unassignAgent(ctx: Ctx, id: string) {
  * and kept strictly after the conversation's previous entry, so "newest first" is the lock order
  * even when the transactions started in another order.
  */
-async function addHistory(sql: Sql, row: LockedConversation, action: 'ASSIGNED' | 'UNASSIGNED', agentId: string | null, by: string) {
+async function addHistory(sql: Sql, row: LockedConversation, action: AssignmentAction, agentId: string | null, by: string) {
   await sql`
     INSERT INTO assignment_history (id, workspace_id, conversation_id, action, agent_id, previous_agent_id, by_user_id, created_at)
     SELECT ${randomUUID()}, ${row.workspaceId}, ${row.id}, ${action}, ${agentId}, ${row.assignedAgentId}, ${by},
@@ -186,19 +189,11 @@ async function addHistory(sql: Sql, row: LockedConversation, action: 'ASSIGNED' 
     FROM assignment_history h WHERE h.conversation_id = ${row.id}`
 }
 
-export interface HistoryEntry {
-  action: 'ASSIGNED' | 'UNASSIGNED'
-  agentId: string | null
-  previousAgentId: string | null
-  byUserId: string | null
-  at: string
-}
-
 /** GET /:id/assignment-history, newest first. */
-export async function assignmentHistory(ctx: Ctx, id: string): Promise<HistoryEntry[]> {
+export async function assignmentHistory(ctx: Ctx, id: string): Promise<HistoryEntryView[]> {
   // Visibility only: the primary-key lookup, not the joined view.
   await findConversationForCaller(ctx, id)
-  const rows = await ctx.sql<(Omit<HistoryEntry, 'at'> & { at: string })[]>`
+  const rows = await ctx.sql<HistoryEntryView[]>`
     SELECT action, agent_id AS "agentId", previous_agent_id AS "previousAgentId", by_user_id AS "byUserId", created_at AS at
     FROM assignment_history WHERE conversation_id = ${id}
     ORDER BY created_at DESC, id DESC`

@@ -1,4 +1,5 @@
 import type { ConversationView, MessageView } from '../../schemas/conversations.js'
+import type { conversations, messages } from '../db/schema.js'
 import { iso } from '../time.js'
 
 /**
@@ -20,21 +21,24 @@ export const CONVERSATION_FROM = `
   JOIN guests g ON g.id = c.guest_id
   LEFT JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = c.assigned_agent_id`
 
-export interface ConversationRecord {
-  id: string
-  workspaceId: string
-  channelId: string
-  guestId: string
-  status: 'OPEN' | 'RESOLVED' | 'CLOSED'
-  pinned: boolean
-  assignedAgentId: string | null
-  unreadCount: number
-  lastMessageAt: string
-  lastMessagePreview: string | null
-  createdAt: string
-  updatedAt: string
-  closedAt: string | null
-  deletedAt: string | null
+/** A row of CONVERSATION_SELECT: the conversation's columns plus the joined names. */
+export type ConversationRecord = Pick<
+  typeof conversations.$inferSelect,
+  | 'id'
+  | 'workspaceId'
+  | 'channelId'
+  | 'guestId'
+  | 'status'
+  | 'pinned'
+  | 'assignedAgentId'
+  | 'unreadCount'
+  | 'lastMessageAt'
+  | 'lastMessagePreview'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'closedAt'
+  | 'deletedAt'
+> & {
   guestName: string
   guestEmail: string
   /** Null when unassigned, or when the assigned member was removed since. */
@@ -62,15 +66,10 @@ export function toConversationView(r: ConversationRecord): ConversationView {
   }
 }
 
-export interface MessageRecord {
-  id: string
-  conversationId: string
-  senderType: 'GUEST' | 'AGENT' | 'SYSTEM'
-  senderId: string | null
-  senderName: string
-  body: string
-  createdAt: string
-}
+export type MessageRecord = Pick<
+  typeof messages.$inferSelect,
+  'id' | 'conversationId' | 'senderType' | 'senderId' | 'senderName' | 'body' | 'createdAt'
+>
 
 export function toMessageView(m: MessageRecord): MessageView {
   return { ...m, createdAt: iso(m.createdAt) }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Socket } from 'socket.io'
 import type { MemberDirectory } from '../auth/members.js'
 import type { MemberVerifier, VisitorTokens } from '../auth/tokens.js'
+import { isUuid } from '../uuid.js'
 
 /** Who a socket is, fixed at the handshake (socket.data). */
 export type SocketPrincipal =
@@ -20,7 +21,6 @@ export class HandshakeError extends Error {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const decode = createDecoder()
 
 function expiryOf(token: string): number | undefined {
@@ -54,7 +54,7 @@ export async function authenticate(
     if (typeof workspaceId !== 'string' || workspaceId === '') {
       throw new HandshakeError('UNAUTHENTICATED', 'WORKSPACE_REQUIRED', 'workspaceId is required with a member token')
     }
-    if (!UUID.test(workspaceId)) throw new HandshakeError('NOT_A_MEMBER', 'NOT_A_MEMBER', 'Not a member of this workspace')
+    if (!isUuid(workspaceId)) throw new HandshakeError('NOT_A_MEMBER', 'NOT_A_MEMBER', 'Not a member of this workspace')
     const record = await deps.directory.get(workspaceId.toLowerCase(), sub)
     if (!record) throw new HandshakeError('NOT_A_MEMBER', 'NOT_A_MEMBER', 'Not a member of this workspace')
     if (record.status !== 'active') throw new HandshakeError('NOT_A_MEMBER', 'MEMBER_DISABLED', 'Membership is disabled')

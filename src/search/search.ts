@@ -6,6 +6,7 @@ import { cursorCodec } from '../cursor.js'
 import { badRequest } from '../errors.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from '../conversations/view.js'
 import { escapeHtml } from '../transcripts/render.js'
+import { isUuid } from '../uuid.js'
 import { highlight, highlightSubstring, START, STOP } from './highlight.js'
 
 export interface SearchResult {
@@ -16,7 +17,6 @@ export interface SearchResult {
 /** Score of a conversation whose guest's name or e-mail contains the query (exact: twice that). */
 const GUEST_SCORE = 1
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const RANK = /^\d{1,6}(\.\d{1,6})?$/
 
 const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=24, MinWords=8, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "`
@@ -93,7 +93,7 @@ export async function searchConversations(ctx: Ctx, args: { q: string; limit: nu
   let after: { rank: string; id: string } | null = null
   if (args.cursor) {
     const [rank, id] = codec.decode(args.cursor, params)
-    if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !UUID.test(id)) {
+    if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !isUuid(id)) {
       throw badRequest('Invalid cursor', 'INVALID_CURSOR')
     }
     after = { rank, id }

@@ -1,4 +1,5 @@
 import type { ConversationView } from '../../schemas/conversations.js'
+import type { TranscriptFormatName } from '../../schemas/transcripts.js'
 import type { Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
 import type { Sql } from '../db/client.js'
@@ -13,8 +14,7 @@ import {
   type MessageRecord,
 } from '../conversations/view.js'
 
-export const TRANSCRIPT_FORMATS = ['txt', 'json', 'html'] as const
-export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number]
+type TranscriptFormat = TranscriptFormatName
 
 export const CONTENT_TYPES: Record<TranscriptFormat, string> = {
   txt: 'text/plain; charset=utf-8',

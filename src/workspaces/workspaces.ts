@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { Role } from '../auth/permissions.js'
+import type { WorkspaceMembershipView, WorkspaceView } from '../../schemas/workspaces.js'
+import type { Role } from '../db/schema.js'
 import { userOf, type Ctx } from '../context.js'
 import { iso } from '../time.js'
 
@@ -10,7 +11,7 @@ const clip = (s: string | undefined, max: number) => (s && s.trim() ? s.trim().s
  * Creates a workspace with the caller as its only (active) owner, in one transaction: a
  * workspace never exists without an owner.
  */
-export async function createWorkspace(ctx: Ctx, input: { name: string; ownerName?: string; ownerEmail?: string }) {
+export async function createWorkspace(ctx: Ctx, input: { name: string; ownerName?: string; ownerEmail?: string }): Promise<WorkspaceView> {
   const identity = userOf(ctx)
   const id = randomUUID()
   const ownerName = input.ownerName ?? clip(identity.name, 200) ?? clip(identity.email, 200) ?? identity.userId.slice(0, 200)
@@ -27,7 +28,7 @@ export async function createWorkspace(ctx: Ctx, input: { name: string; ownerName
 }
 
 /** The caller's active memberships, oldest workspace first (served by members_user_idx). */
-export async function listWorkspaces(ctx: Ctx) {
+export async function listWorkspaces(ctx: Ctx): Promise<WorkspaceMembershipView[]> {
   const { userId } = userOf(ctx)
   const rows = await ctx.sql<{ id: string; name: string; role: Role; createdAt: string }[]>`
     SELECT w.id, w.name, m.role, w.created_at AS "createdAt"

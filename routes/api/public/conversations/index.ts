@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses } from '../../../../schemas/common.js'
-import { PublicAgent, PublicMeta, PublicParams, PublicStatus } from '../../../../schemas/conversation-lists.js'
+import { errorResponses, IdParams } from '../../../../schemas/common.js'
+import { PublicAgent, PublicMeta, PublicStatus } from '../../../../schemas/conversation-lists.js'
 import { publicAgent, publicMeta, publicStatus } from '../../../../src/conversations/public.js'
 
 /**
@@ -24,7 +24,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id/status',
     {
       ...common,
-      schema: { tags: ['public'], summary: 'Whether a conversation exists, is deleted, and its status', params: PublicParams, response: { 200: PublicStatus, ...errors } },
+      schema: { tags: ['public'], summary: 'Whether a conversation exists, is deleted, and its status', params: IdParams, response: { 200: PublicStatus, ...errors } },
     },
     async (request) => publicStatus(request.ctx, request.params.id),
   )
@@ -33,7 +33,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id/agent',
     {
       ...common,
-      schema: { tags: ['public'], summary: "The assigned agent's display name and avatar", params: PublicParams, response: { 200: PublicAgent, ...errors } },
+      schema: { tags: ['public'], summary: "The assigned agent's display name and avatar", params: IdParams, response: { 200: PublicAgent, ...errors } },
     },
     async (request) => publicAgent(request.ctx, request.params.id),
   )
@@ -42,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id/meta',
     {
       ...common,
-      schema: { tags: ['public'], summary: 'Status, assignment and times of a conversation', params: PublicParams, response: { 200: PublicMeta, ...errors } },
+      schema: { tags: ['public'], summary: 'Status, assignment and times of a conversation', params: IdParams, response: { 200: PublicMeta, ...errors } },
     },
     async (request) => publicMeta(request.ctx, request.params.id),
   )
