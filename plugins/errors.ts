@@ -1,6 +1,6 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError, errorBody } from '../src/errors.js'
+import { AppError, errorBody, nulCharacter } from '../src/errors.js'
 import { describeValidationError, findNul } from '../src/validation.js'
 
 /** Fastify's own error codes that are the client's fault, with the contract's code for each. */
@@ -18,21 +18,10 @@ const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: st
  */
 export default fp(
   async (app) => {
-    // An empty body with Content-Type: application/json is "no body", not malformed JSON:
-    // agent apps send it on PATCH routes that take none.
-    const defaultJson = app.getDefaultJsonParser('error', 'error')
-    // Fastify parses text/plain by default; the contract takes JSON only (anything else is 415).
-    // Routes that need another type (webhooks) add their own parser in their own scope.
-    app.removeAllContentTypeParsers()
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-      if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-      defaultJson(req, body as string, done)
-    })
-
     // Any route, any string field: NUL never reaches PostgreSQL (which cannot store it).
     app.addHook('preValidation', async (request) => {
       const hit = findNul(request.query, '') ?? findNul(request.params, '') ?? findNul(request.body, '')
-      if (hit) throw new AppError(400, 'VALIDATION_ERROR', `field '${hit}' must not contain NUL characters`)
+      if (hit) throw nulCharacter(hit)
     })
 
     app.setErrorHandler((err: FastifyError | AppError, request, reply) => {

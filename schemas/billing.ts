@@ -4,6 +4,9 @@ import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, Uuid } from '
 
 export const WebhookReceived = Type.Object({ received: Type.Literal(true) })
 
+/** Read as raw bytes by the webhook routes: the signature covers them exactly. */
+export const WebhookBody = Type.Unsafe<Buffer>({ description: "The provider's JSON event, exactly as sent (the signature covers these bytes)" })
+
 /** Providers append their own parameters (session ids, tokens): extra query fields are allowed here. */
 export const ReturnQuery = Type.Object({ status: Type.Optional(Type.String({ maxLength: 100 })) })
 

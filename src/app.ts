@@ -11,6 +11,7 @@ import corsPlugin from '../plugins/cors.js'
 import depsPlugin from '../plugins/deps.js'
 import docsPlugin from '../plugins/docs.js'
 import errorsPlugin from '../plugins/errors.js'
+import inputPlugin from '../plugins/input.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 
 // Route folders are .ts under tsx (dev, tests) and .js in the compiled build: tell autoload.
@@ -47,6 +48,7 @@ export async function buildApp(opts: BuildOptions = {}) {
   // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.
   await app.register(configPlugin, { env })
   await app.register(errorsPlugin)
+  await app.register(inputPlugin)
   await app.register(depsPlugin)
   await app.register(rateLimitPlugin)
   await app.register(authPlugin)

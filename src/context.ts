@@ -4,8 +4,9 @@ import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
 import type { MemberDirectory } from './auth/members.js'
 import type { MemberVerifier, VisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
+import type { CursorCodec } from './cursor.js'
 import type { Pool } from './db/client.js'
-import { AppError } from './errors.js'
+import { internalError } from './errors.js'
 import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
 import type { Mailer } from './mail.js'
@@ -36,6 +37,8 @@ export interface Deps {
   memberTokens: MemberVerifier
   visitorTokens: VisitorTokens
   members: MemberDirectory
+  /** Signs and checks every list's pagination cursors. */
+  cursor: CursorCodec
 }
 
 /**
@@ -54,13 +57,13 @@ export function contextFor(deps: Deps, caller: Caller, log: Log = deps.log): Ctx
 
 /** A route declared for members only calls this; anything else is a declaration bug (500). */
 export function memberOf(ctx: Ctx): MemberCaller {
-  if (ctx.caller.kind !== 'member') throw new AppError(500, 'INTERNAL_ERROR', `a member was expected, not a ${ctx.caller.kind} caller`)
+  if (ctx.caller.kind !== 'member') throw internalError(`a member was expected, not a ${ctx.caller.kind} caller`)
   return ctx.caller
 }
 
 /** A route declared with `workspace: false` (a member token naming no workspace) calls this. */
 export function userOf(ctx: Ctx): UserCaller {
-  if (ctx.caller.kind !== 'user') throw new AppError(500, 'INTERNAL_ERROR', `a signed-in user was expected, not a ${ctx.caller.kind} caller`)
+  if (ctx.caller.kind !== 'user') throw internalError(`a signed-in user was expected, not a ${ctx.caller.kind} caller`)
   return ctx.caller
 }
 
@@ -68,5 +71,5 @@ export function userOf(ctx: Ctx): UserCaller {
 export function workspaceOf(ctx: Ctx): string {
   const c = ctx.caller
   if (c.kind === 'member' || c.kind === 'visitor') return c.workspaceId
-  throw new AppError(500, 'INTERNAL_ERROR', `a workspace caller was expected, not a ${c.kind} caller`)
+  throw internalError(`a workspace caller was expected, not a ${c.kind} caller`)
 }

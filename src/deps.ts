@@ -2,6 +2,7 @@ import { MemberDirectory } from './auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
 import type { Deps, Log } from './context.js'
+import { createCursorCodec } from './cursor.js'
 import { createSql } from './db/client.js'
 import { createPublisher } from './events.js'
 import { createJobs } from './jobs.js'
@@ -46,6 +47,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     memberTokens: createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
     members: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
+    cursor: createCursorCodec(config),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {

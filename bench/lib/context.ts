@@ -1,6 +1,7 @@
 import pino from 'pino'
 import type { Caller, MemberCaller } from '../../src/auth/callers.js'
 import type { Config } from '../../src/config.js'
+import { createCursorCodec } from '../../src/cursor.js'
 import { contextFor, type Ctx, type Deps } from '../../src/context.js'
 import type { Pool } from '../../src/db/client.js'
 
@@ -30,6 +31,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     memberTokens: absent('memberTokens'),
     visitorTokens: absent('visitorTokens'),
     members: absent('members'),
+    cursor: createCursorCodec(config),
   }
   return contextFor(deps, caller)
 }

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { VisitorBootstrapBody, VisitorSession } from '../../schemas/auth.js'
 import { errorResponses } from '../../schemas/common.js'
+import { limits } from '../../plugins/rate-limit.js'
 import { bootstrapVisitor } from '../../src/auth/bootstrap.js'
-import { isUuid } from '../../src/uuid.js'
 
 const header = (request: FastifyRequest, name: string) => {
   const v = request.headers[name]
@@ -14,21 +14,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/',
     {
-      config: {
-        access: 'public',
-        // Per client address and channel, counted in Redis so every replica shares the budget.
-        // preValidation: the body is parsed (channelId is known) and malformed attempts count too.
-        rateLimit: {
-          max: app.config.AUTH_RATE_LIMIT_PER_MIN,
-          timeWindow: 60_000,
-          hook: 'preValidation',
-          keyGenerator: (request: FastifyRequest) => {
-            const channelId = (request.body as { channelId?: unknown } | undefined)?.channelId
-            const channel = isUuid(channelId) ? channelId.toLowerCase() : '-'
-            return `auth:${request.ip}:${channel}`
-          },
-        },
-      },
+      config: { access: 'public', rateLimit: limits.visitorBootstrap(app.config) },
       schema: {
         tags: ['auth'],
         summary: 'Visitor bootstrap: a new or resumed guest and its visitor session',

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses } from '../../schemas/common.js'
+import { errorResponses, NoBody } from '../../schemas/common.js'
 import { CreateMemberBody, Member, MemberListQuery, MemberPage, MemberParams, UpdateMemberBody } from '../../schemas/members.js'
 import { addMember, listMembers, removeMember, updateMember } from '../../src/auth/member-admin.js'
 
@@ -55,6 +55,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['members'],
         summary: 'Remove a member (not the last active owner)',
         params: MemberParams,
+        body: NoBody,
         response: { 204: { type: 'null', description: 'Removed' }, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ChannelList, Channel, CreateChannelBody, UpdateChannelBody } from '../../schemas/channels.js'
-import { errorResponses, IdParams } from '../../schemas/common.js'
+import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
 import { createChannel, listChannels, rotateChannelToken, updateChannel } from '../../src/channels/channels.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -54,6 +54,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['channels'],
         summary: 'Replace the channel token; the old one stops working at once',
         params: IdParams,
+        body: NoBody,
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404) },
       },
     },

@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { preValidationHookHandler } from 'fastify'
-import { badRequest } from '../../src/errors.js'
 import { Conversation, Message } from '../../schemas/conversations.js'
-import { errorResponses, IdParams } from '../../schemas/common.js'
+import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
 import {
   AssignBody,
   CreateConversationBody,
@@ -32,17 +30,6 @@ import {
  */
 const tags = ['conversations']
 
-/**
- * For routes that take no body: an empty body, `{}` or `null` pass; any field is an unknown
- * field (400), as on every other route. (A body schema would refuse the empty body itself.)
- */
-const noBody: preValidationHookHandler = async (request) => {
-  const body = request.body
-  if (body === undefined || body === null) return
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('body must be empty or an object')
-  const [field] = Object.keys(body)
-  if (field !== undefined) throw badRequest(`unknown field '${field}'`)
-}
 const one = { 200: Conversation, ...errorResponses(400, 401, 403, 404, 429, 500) }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -73,7 +60,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id',
     {
       config: { access: { member: 'conversations:delete' } },
-      schema: { tags, summary: 'Soft-delete a conversation', params: IdParams, response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 500) } },
+      schema: { tags, summary: 'Soft-delete a conversation', params: IdParams, body: NoBody, response: { 204: { type: 'null' }, ...errorResponses(400, 401, 403, 404, 500) } },
     },
     async (request, reply) => {
       await deleteConversation(request.ctx, request.params.id)
@@ -93,9 +80,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id/unassign-agent',
     {
-      preValidation: noBody,
       config: { access: { member: 'conversations:assign' } },
-      schema: { tags, summary: 'Remove the assigned agent', params: IdParams, response: one },
+      schema: { tags, summary: 'Remove the assigned agent', params: IdParams, body: NoBody, response: one },
     },
     async (request) => (await unassignAgent(request.ctx, request.params.id)).conversation,
   )
@@ -112,9 +98,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id/mark-seen',
     {
-      preValidation: noBody,
       config: { access: { member: 'conversations:write', visitor: true } },
-      schema: { tags, summary: 'Mark seen (agents, or the visitor for the widget)', params: IdParams, response: one },
+      schema: { tags, summary: 'Mark seen (agents, or the visitor for the widget)', params: IdParams, body: NoBody, response: one },
     },
     async (request) => (await markSeen(request.ctx, request.params.id)).conversation,
   )
@@ -122,9 +107,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id/close',
     {
-      preValidation: noBody,
       config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Resolve', params: IdParams, response: one },
+      schema: { tags, summary: 'Resolve', params: IdParams, body: NoBody, response: one },
     },
     async (request) => (await closeConversation(request.ctx, request.params.id)).conversation,
   )
@@ -132,9 +116,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id/reopen',
     {
-      preValidation: noBody,
       config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Reopen', params: IdParams, response: one },
+      schema: { tags, summary: 'Reopen', params: IdParams, body: NoBody, response: one },
     },
     async (request) => (await reopenConversation(request.ctx, request.params.id)).conversation,
   )
@@ -142,9 +125,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id/pin',
     {
-      preValidation: noBody,
       config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Pin', params: IdParams, response: one },
+      schema: { tags, summary: 'Pin', params: IdParams, body: NoBody, response: one },
     },
     async (request) => (await setPinned(request.ctx, request.params.id, true)).conversation,
   )
@@ -152,9 +134,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id/unpin',
     {
-      preValidation: noBody,
       config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Unpin', params: IdParams, response: one },
+      schema: { tags, summary: 'Unpin', params: IdParams, body: NoBody, response: one },
     },
     async (request) => (await setPinned(request.ctx, request.params.id, false)).conversation,
   )

@@ -51,10 +51,6 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         body: TranscriptBody,
         response: { 200: TranscriptQueued, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
-      // No body at all means {}: the widget may POST without one.
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {}
-      },
     },
     async (request) => {
       const { jobId } = await requestTranscript(request.ctx, request.params.id, {

@@ -2,7 +2,7 @@ import type { MemberView } from '../../schemas/members.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { MemberStatus, members, Role } from '../db/schema.js'
-import { conflict, forbidden, notFound } from '../errors.js'
+import { conflict, forbidden, lastOwner, memberNotFound, ownerOnly } from '../errors.js'
 import { iso } from '../time.js'
 import type { MemberCaller } from './callers.js'
 
@@ -17,9 +17,6 @@ const view = (r: MemberRow): MemberView => ({
   joinedAt: iso(r.joinedAt),
 })
 
-const memberNotFound = () => notFound('MEMBER_NOT_FOUND', 'Member not found')
-const lastOwner = () => conflict('LAST_OWNER', 'The workspace must keep at least one active owner')
-const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`, 'FORBIDDEN')
 
 /** The columns of MemberRow (a fixed list: the only text this module passes to sql.unsafe). */
 const COLUMNS = `user_id AS "userId", name, email, role, status, joined_at AS "joinedAt"`

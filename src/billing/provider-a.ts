@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { integerMinorUnits, InvalidAmountError, normaliseCurrency } from './money.js'
 import type { LedgerEntry, Operation, SubscriptionDetails, SubscriptionStatus } from './operations.js'
-import { invalidPayload, type MappedEvent } from './webhooks.js'
+import { invalidPayload } from '../errors.js'
+import type { MappedEvent } from './webhooks.js'
 
 /**
  * Provider A: HMAC-SHA256 signatures over `<t>.<raw body>` in the header

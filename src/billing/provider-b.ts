@@ -1,7 +1,8 @@
 import type { Log } from '../context.js'
 import { InvalidAmountError, normaliseCurrency, toMinorUnits } from './money.js'
 import type { LedgerEntry, Operation } from './operations.js'
-import { invalidPayload, type MappedEvent } from './webhooks.js'
+import { invalidPayload } from '../errors.js'
+import type { MappedEvent } from './webhooks.js'
 
 /**
  * Provider B: events are verified by the provider's own API (OAuth2 client-credentials token,

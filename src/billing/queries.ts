@@ -1,7 +1,6 @@
 import type { PaymentView, SubscriptionView } from '../../schemas/billing.js'
 import { memberOf, type Ctx } from '../context.js'
-import { cursorCodec } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import { invalidCursor } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 
@@ -32,12 +31,12 @@ const PG_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/
 export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number; cursor?: string }): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
   const { sql } = ctx
   const { workspaceId } = memberOf(ctx)
-  const codec = cursorCodec(ctx.config)
+  const codec = ctx.cursor
   let after: { v: string; id: string } | null = null
   if (cursor) {
     const [v, id] = codec.decode(cursor, { list: LIST, workspaceId })
     if (typeof v !== 'string' || !PG_TS.test(v) || typeof id !== 'string' || !isUuid(id)) {
-      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+      throw invalidCursor()
     }
     after = { v, id }
   }

@@ -1,5 +1,5 @@
 import type { Ctx } from '../context.js'
-import { AppError, badRequest } from '../errors.js'
+import { dependencyUnavailable } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import type { BillingProvider } from '../db/schema.js'
 import { applyOperation, type Operation } from './operations.js'
@@ -18,10 +18,6 @@ export interface MappedEvent {
 
 export type WebhookOutcome = 'processed' | 'ignored' | 'unknown_workspace' | 'duplicate'
 
-/** A verified event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
-export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
-export const dependencyUnavailable = (message: string) =>
-  new AppError(503, 'DEPENDENCY_UNAVAILABLE', message, { 'retry-after': '30' })
 
 /**
  * Errors that mean "the database is not there right now" rather than "this statement is wrong":

@@ -4,7 +4,7 @@ import { can } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { channels } from '../db/schema.js'
-import { badRequest, notFound } from '../errors.js'
+import { badRequest, channelNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 
@@ -14,8 +14,6 @@ export type ChannelRow = typeof channels.$inferSelect
 const COLUMNS = `id, workspace_id AS "workspaceId", name, kind, active, allowed_origins AS "allowedOrigins",
   require_channel_token AS "requireChannelToken", channel_token AS "channelToken",
   identity_secret AS "identitySecret", created_at AS "createdAt"`
-
-export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')
 
 /** Public widget token: unguessable, URL-safe, recognisable in a snippet. */
 export const newChannelToken = () => `ct_${randomBytes(24).toString('base64url')}`

@@ -1,8 +1,8 @@
 import { memberOf, type Ctx } from '../context.js'
-import { cursorCodec, type CursorCodec, type CursorKey, type CursorParams } from '../cursor.js'
+import type { CursorCodec, CursorKey, CursorParams } from '../cursor.js'
 import type { Query, Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
-import { badRequest, guestNotFound } from '../errors.js'
+import { badRequest, guestNotFound, invalidCursor } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
@@ -152,14 +152,13 @@ type ListRow = ConversationRecord & { sortValue: string }
 
 function decodeKey(codec: CursorCodec, cursor: string, params: CursorParams, withPinned: boolean): { pinned?: boolean; t: string; id: string } {
   const key = codec.decode(cursor, params)
-  const invalid = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
   if (withPinned) {
     const [p, t, id] = key
-    if (key.length !== 3 || typeof p !== 'boolean' || typeof t !== 'string' || typeof id !== 'string') throw invalid()
+    if (key.length !== 3 || typeof p !== 'boolean' || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
     return { pinned: p, t, id }
   }
   const [t, id] = key
-  if (key.length !== 2 || typeof t !== 'string' || typeof id !== 'string') throw invalid()
+  if (key.length !== 2 || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
   return { t, id }
 }
 
@@ -174,7 +173,7 @@ function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: str
 /** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
 export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery): Promise<Page<ConversationView>> {
   const { sql } = ctx
-  const codec = cursorCodec(ctx.config)
+  const codec = ctx.cursor
   const { workspaceId, userId } = memberOf(ctx)
   const r = resolveList(kind, { workspaceId, userId }, q)
   const params = cursorParams(r)
@@ -225,7 +224,7 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
   } else {
     throw guestNotFound()
   }
-  const codec = cursorCodec(ctx.config)
+  const codec = ctx.cursor
   const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
   const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
   const rows = await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)

@@ -1,8 +1,7 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import type { MessageView } from '../../schemas/conversations.js'
-import { cursorCodec } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import { invalidCursor } from '../errors.js'
 import { rooms } from '../events.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './service.js'
@@ -93,13 +92,13 @@ export async function listMessages(
   query: { limit: number; cursor?: string },
 ): Promise<{ data: MessageView[]; nextCursor: string | null }> {
   const conv = await findConversationForCaller(ctx, id)
-  const codec = cursorCodec(ctx.config)
+  const codec = ctx.cursor
   const params = { list: 'messages', conversationId: conv.id }
   let after: [string, string] | null = null
   if (query.cursor) {
     const key = codec.decode(query.cursor, params)
     if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string') {
-      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+      throw invalidCursor()
     }
     after = [key[0], key[1]]
   }

@@ -5,7 +5,7 @@ import type { Fragment, Sql } from '../db/client.js'
 import type { HistoryEntryView } from '../../schemas/conversation-ops.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import type { AssignmentAction } from '../db/schema.js'
-import { badRequest, conversationNotFound, forbidden, notFound } from '../errors.js'
+import { badRequest, conversationNotFound, forbidden, guestNotFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
@@ -129,7 +129,7 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     const [guest] = await sql<{ id: string }[]>`
       SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
       WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active`
-    if (!guest) throw notFound('GUEST_NOT_FOUND', 'Guest or channel not found')
+    if (!guest) throw guestNotFound('Guest or channel not found')
     await sql`
       INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
       VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())`

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto'
 import { memberOf, type Ctx } from '../context.js'
 import type { Pool } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
-import { cursorCodec } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import { invalidCursor } from '../errors.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from '../conversations/view.js'
 import { escapeHtml } from '../transcripts/render.js'
 import { isUuid } from '../uuid.js'
@@ -89,12 +88,12 @@ export async function searchConversations(ctx: Ctx, args: { q: string; limit: nu
   const q = args.q
   const term = q.trim()
   const params = { q: createHash('sha256').update(q).digest('base64url').slice(0, 22) }
-  const codec = cursorCodec(config)
+  const codec = ctx.cursor
   let after: { rank: string; id: string } | null = null
   if (args.cursor) {
     const [rank, id] = codec.decode(args.cursor, params)
     if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !isUuid(id)) {
-      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+      throw invalidCursor()
     }
     after = { rank, id }
   }

@@ -1,7 +1,7 @@
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
-import { AppError, badRequest, conflict, forbidden } from '../errors.js'
+import { badRequest, conflict, forbidden, rateLimited } from '../errors.js'
 import { TRANSCRIPT_QUEUE, type TranscriptJob } from './worker.js'
 
 /** Namespace of request ids derived from an Idempotency-Key (any fixed UUID). */
@@ -25,8 +25,10 @@ export interface TranscriptQueued {
  *   jobId back and no second mail is sent (the mail is rendered at send time, so it would have
  *   been identical anyway).
  * - The request row's id is the pg-boss job id and singleton key: one row, one job.
- * - Rate limit per conversation, counted on the rows themselves (exact across replicas and
- *   restarts): TRANSCRIPT_RATE_LIMIT_PER_HOUR in any rolling hour, else 429 with Retry-After.
+ * - A quota per conversation, counted on the request rows themselves under the lock (exact across
+ *   replicas and restarts): TRANSCRIPT_RATE_LIMIT_PER_HOUR in any rolling hour, else 429 with
+ *   Retry-After. A count about data, checked in the transaction: not a time-window rate limit
+ *   (those are route configuration, plugins/rate-limit.ts).
  * A per-conversation advisory lock serialises these checks against concurrent requests.
  */
 export async function requestTranscript(
@@ -83,9 +85,7 @@ export async function requestTranscript(
       WHERE conversation_id = ${conversation.id} AND created_at > now() - interval '1 hour'`
     if (usage && usage.n >= limit) {
       const retryAfter = Math.max(1, usage.retryAfter ?? 3600)
-      throw new AppError(429, 'RATE_LIMITED', `Too many transcript requests for this conversation, retry in ${retryAfter} s`, {
-        'retry-after': String(retryAfter),
-      })
+      throw rateLimited(retryAfter, `Too many transcript requests for this conversation, retry in ${retryAfter} s`)
     }
 
     const id = keyed ?? uuidv7()

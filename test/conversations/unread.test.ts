@@ -230,7 +230,7 @@ t.test('reconcile is rate limited per workspace', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const ws2 = await seedWorkspace(app, 'Other')
-  const { RECONCILE_PER_MINUTE } = await import('../../routes/conversations/counts.js')
+  const { RECONCILE_PER_MINUTE } = await import('../../plugins/rate-limit.js')
   const strangers = await Promise.all(Array.from({ length: RECONCILE_PER_MINUTE + 1 }, () =>
     app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: { ...ws2.agent.headers, 'x-workspace-id': ws.workspaceId } })))
   t.ok(strangers.every((r) => r.statusCode === 403), 'non-members are refused and use up nothing')

@@ -1,13 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { AppError, badRequest } from '../../../src/errors.js'
+import { dependencyUnavailable, invalidPayload, invalidSignature, notConfigured } from '../../../src/errors.js'
 import * as providerA from '../../../src/billing/provider-a.js'
 import * as providerB from '../../../src/billing/provider-b.js'
-import { dependencyUnavailable, invalidPayload, processWebhook } from '../../../src/billing/webhooks.js'
+import { processWebhook } from '../../../src/billing/webhooks.js'
 import { errorResponses } from '../../../schemas/common.js'
-import { WebhookReceived } from '../../../schemas/billing.js'
+import { WebhookBody, WebhookReceived } from '../../../schemas/billing.js'
 
-const notConfigured = (provider: string) => new AppError(503, 'NOT_CONFIGURED', `Webhooks from ${provider} are not configured`)
-const invalidSignature = () => badRequest('Webhook signature verification failed', 'INVALID_SIGNATURE')
 
 function parseJson(raw: Buffer): unknown {
   try {
@@ -46,6 +44,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const schema = (summary: string) => ({
     tags: ['billing'],
     summary,
+    body: WebhookBody,
     response: { 200: WebhookReceived, ...errorResponses(400, 413, 415, 500, 503) },
   })
 
@@ -53,7 +52,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/provider-a',
     { config: { access: 'public' }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
     async (request) => {
-      if (secretsA.length === 0) throw notConfigured('provider-a')
+      if (secretsA.length === 0) throw notConfigured('Webhooks from provider-a are not configured')
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
       const check = providerA.verifySignature(request.headers[headerA], raw, secretsA, cfg.PROVIDER_A_TOLERANCE_S)
       if (!check.ok) {
@@ -70,7 +69,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/provider-b',
     { config: { access: 'public' }, schema: schema('Provider B webhook (verified through the provider API)') },
     async (request) => {
-      if (!verifierB) throw notConfigured('provider-b')
+      if (!verifierB) throw notConfigured('Webhooks from provider-b are not configured')
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
       const headers = providerB.readTransmissionHeaders(request.headers, cfg.PROVIDER_B_HEADER_PREFIX)
       if (!headers) {

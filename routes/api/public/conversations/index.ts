@@ -1,23 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { limits } from '../../../../plugins/rate-limit.js'
 import { errorResponses, IdParams } from '../../../../schemas/common.js'
 import { PublicAgent, PublicMeta, PublicStatus } from '../../../../schemas/conversation-lists.js'
 import { publicAgent, publicMeta, publicStatus } from '../../../../src/conversations/public.js'
 
 /**
  * Anonymous conversation status for widgets and status pages. No authentication, any origin
- * (access 'public'); one rate-limit bucket per client address shared by the three routes
- * (PUBLIC_RATE_LIMIT_PER_MIN, counted in Redis so replicas share it).
+ * (access 'public'); one rate-limit budget per client address shared by the three routes.
  */
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  const limiter = app.rateLimit({
-    max: app.config.PUBLIC_RATE_LIMIT_PER_MIN,
-    timeWindow: 60_000,
-    keyGenerator: (request) => `public:${request.ip}`,
-  })
-  const common = {
-    config: { access: 'public' as const },
-    onRequest: limiter,
-  }
+  const common = { config: { access: 'public' as const, rateLimit: limits.publicStatus(app.config) } }
   const errors = errorResponses(404, 429)
 
   app.get(
