@@ -13,7 +13,6 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
-import { SignJWT } from 'jose'
 import { runMigrations } from '../src/db/migrate.js'
 import { cleanup, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.js'
 import { connect, createDatabase, databaseExists, dropDatabase, withDatabase, BENCH_DB_PATTERN, type Pool } from './lib/db.js'
@@ -25,6 +24,7 @@ import { memoryOf, startChild, type Child } from './lib/server.js'
 import { COMMON_WORD, FREQUENT_WORD, RARE_TOKEN } from './lib/words.js'
 import { resolveList, sectionQuery } from '../src/conversations/lists.js'
 import { listPageOne, listSectionAfter } from './list-sql.js'
+import { memberToken } from '../test/helper.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const RESULTS = join(ROOT, 'bench', 'results')
@@ -129,15 +129,6 @@ async function freePort(): Promise<number> {
       srv.close(() => resolve(port))
     })
   })
-}
-
-function memberToken(secret: string, sub: string): Promise<string> {
-  return new SignJWT({ name: 'Bench Owner' })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setSubject(sub)
-    .setIssuedAt()
-    .setExpirationTime('6h')
-    .sign(new TextEncoder().encode(secret))
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -263,7 +254,7 @@ async function main() {
   })
 
   const headersFor = async (ws: SeedWorkspace) => ({
-    authorization: `Bearer ${await memberToken(secrets.AUTH_JWT_SECRET, ws.owner.userId)}`,
+    authorization: `Bearer ${await memberToken(ws.owner.userId, { secret: secrets.AUTH_JWT_SECRET, name: 'Bench Owner', expiresIn: '6h' })}`,
     'x-workspace-id': ws.id,
   })
   const hLarge = await headersFor(largest)

@@ -56,7 +56,7 @@ export default fp(
         throw badRequest('x-workspace-id header is required', 'WORKSPACE_REQUIRED')
       }
       if (!isUuid(workspaceId)) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
-      const record = await app.deps.members.get(workspaceId.toLowerCase(), claims.sub)
+      const record = await app.deps.memberDirectory.get(workspaceId.toLowerCase(), claims.sub)
       if (!record) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
       if (record.status !== 'active') throw forbidden('Membership is disabled', 'MEMBER_DISABLED')
       if (permission !== 'any' && !can(record.role, permission)) {

@@ -36,7 +36,7 @@ export interface Deps {
   mailer: Mailer
   memberTokens: MemberVerifier
   visitorTokens: VisitorTokens
-  members: MemberDirectory
+  memberDirectory: MemberDirectory
   /** Signs and checks every list's pagination cursors. */
   cursor: CursorCodec
 }

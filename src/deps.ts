@@ -46,7 +46,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     mailer,
     memberTokens: createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
-    members: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
+    memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
     cursor: createCursorCodec(config),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)

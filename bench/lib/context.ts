@@ -30,7 +30,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     mailer: absent('mailer'),
     memberTokens: absent('memberTokens'),
     visitorTokens: absent('visitorTokens'),
-    members: absent('members'),
+    memberDirectory: absent('memberDirectory'),
     cursor: createCursorCodec(config),
   }
   return contextFor(deps, caller)

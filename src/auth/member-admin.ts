@@ -46,7 +46,7 @@ export async function addMember(ctx: Ctx, input: { userId: string; name: string;
     RETURNING ${sql.unsafe(COLUMNS)}`
   if (!row) throw conflict('MEMBER_EXISTS', 'A member with this userId already exists in this workspace')
   // This replica may hold a cached "not a member" answer for the user.
-  ctx.members.invalidate(actor.workspaceId, input.userId)
+  ctx.memberDirectory.invalidate(actor.workspaceId, input.userId)
   return view(row)
 }
 
@@ -88,7 +88,7 @@ export async function updateMember(ctx: Ctx, userId: string, patch: { role?: Rol
       RETURNING ${tx.unsafe(COLUMNS)}`
     return updated
   })
-  ctx.members.invalidate(actor.workspaceId, userId)
+  ctx.memberDirectory.invalidate(actor.workspaceId, userId)
   return view(row)
 }
 
@@ -100,5 +100,5 @@ export async function removeMember(ctx: Ctx, userId: string): Promise<void> {
     if (isActiveOwner(target) && activeOwners <= 1) throw lastOwner()
     await tx`DELETE FROM members WHERE workspace_id = ${actor.workspaceId} AND user_id = ${userId}`
   })
-  ctx.members.invalidate(actor.workspaceId, userId)
+  ctx.memberDirectory.invalidate(actor.workspaceId, userId)
 }

@@ -11,7 +11,7 @@ import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { findConversationForCaller } from './access.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
-import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
+import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
 /** The locked conversation row, as the rules need it. */
 export interface LockedConversation extends CounterState {
@@ -31,12 +31,11 @@ const LOCK_COLUMNS = `
 /** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
 const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
 
-/** Loads the API view of one conversation (inside or outside a transaction). */
-export async function loadConversationView(sql: Sql, id: string): Promise<ConversationView> {
-  const [row] = await sql<ConversationRecord[]>`
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)} WHERE c.id = ${id}`
-  if (!row) throw conversationNotFound()
-  return toConversationView(row)
+/** The view of a conversation this transaction has just locked and changed (or created). */
+async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> {
+  const view = await findConversationView(sql, id)
+  if (!view) throw conversationNotFound()
+  return view
 }
 
 /** GET /conversations/:id: visible to a member of its workspace or to its own visitor. */
@@ -91,7 +90,7 @@ export async function mutateConversation<T = undefined>(
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
     if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
-    const conversation = m.after?.deleted ? null : await loadConversationView(sql, id)
+    const conversation = m.after?.deleted ? null : await viewAfterChange(sql, id)
     return { row, m, conversation }
   })
 
@@ -137,7 +136,7 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     // same function as every other change.
     const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
     await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
-    return loadConversationView(sql, id)
+    return viewAfterChange(sql, id)
   })
   ctx.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
   return conversation

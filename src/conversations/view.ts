@@ -1,4 +1,5 @@
 import type { ConversationView, MessageView } from '../../schemas/conversations.js'
+import type { Sql } from '../db/client.js'
 import type { conversations, messages } from '../db/schema.js'
 import { iso } from '../time.js'
 
@@ -43,6 +44,17 @@ export type ConversationRecord = Pick<
   guestEmail: string
   /** Null when unassigned, or when the assigned member was removed since. */
   agentName: string | null
+}
+
+/**
+ * One conversation as the API shows it, by id alone (check the caller's visibility first), inside
+ * or outside a transaction; null when it is missing or deleted.
+ */
+export async function findConversationView(sql: Sql, id: string): Promise<ConversationView | null> {
+  const [row] = await sql<ConversationRecord[]>`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.id = ${id} AND c.deleted_at IS NULL`
+  return row ? toConversationView(row) : null
 }
 
 export function toConversationView(r: ConversationRecord): ConversationView {

@@ -4,7 +4,7 @@ import type { Pool } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { invalidCursor } from '../errors.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from '../conversations/view.js'
-import { escapeHtml } from '../transcripts/render.js'
+import { escapeHtml } from '../html.js'
 import { isUuid } from '../uuid.js'
 import { highlight, highlightSubstring, START, STOP } from './highlight.js'
 

@@ -5,14 +5,8 @@ import { findConversationForCaller } from '../conversations/access.js'
 import type { Sql } from '../db/client.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
-import {
-  CONVERSATION_FROM,
-  CONVERSATION_SELECT,
-  toConversationView,
-  toMessageView,
-  type ConversationRecord,
-  type MessageRecord,
-} from '../conversations/view.js'
+import { findConversationView, toMessageView, type MessageRecord } from '../conversations/view.js'
+import { escapeHtml } from '../html.js'
 
 type TranscriptFormat = TranscriptFormatName
 
@@ -28,7 +22,7 @@ export const CONTENT_TYPES: Record<TranscriptFormat, string> = {
  */
 export async function transcriptFile(ctx: Ctx, id: string, format: TranscriptFormat) {
   const row = await findConversationForCaller(ctx, id)
-  const conversation = await loadConversationView(ctx.sql, row.id)
+  const conversation = await findConversationView(ctx.sql, row.id)
   if (!conversation) throw conversationNotFound()
   return {
     filename: `transcript-${conversation.id}.${format}`,
@@ -39,14 +33,6 @@ export async function transcriptFile(ctx: Ctx, id: string, format: TranscriptFor
 
 /** Messages read per query: one batch is the most a transcript ever holds in memory. */
 export const TRANSCRIPT_BATCH = 1000
-
-/** The conversation as the API shows it; null when missing or deleted. */
-export async function loadConversationView(sql: Sql, id: string): Promise<ConversationView | null> {
-  const [row] = await sql<ConversationRecord[]>`
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.id = ${id} AND c.deleted_at IS NULL`
-  return row ? toConversationView(row) : null
-}
 
 /**
  * All messages of a conversation in order, read in keyset batches over
@@ -71,10 +57,6 @@ export async function* messageBatches(sql: Sql, conversationId: string, batch = 
     const last = rows[rows.length - 1]!
     after = { t: last.createdAt, id: last.id }
   }
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
 /** One line for names in the text format: a name cannot fake a new message line. */

@@ -2,7 +2,8 @@ import { Readable } from 'node:stream'
 import type { JobWithMetadata } from 'pg-boss'
 import type { Ctx } from '../context.js'
 import type { QueueDefinition } from '../jobs.js'
-import { loadConversationView, renderTranscript } from './render.js'
+import { findConversationView } from '../conversations/view.js'
+import { renderTranscript } from './render.js'
 
 export const TRANSCRIPT_QUEUE = 'transcript-mail'
 
@@ -39,7 +40,7 @@ async function deliver(ctx: Ctx, job: JobWithMetadata<TranscriptJob>): Promise<v
     FROM transcript_requests WHERE id = ${job.data.requestId}`
   // Already sent: this is a redelivery (e.g. the process died after marking); never send twice.
   if (!req || req.status !== 'queued') return
-  const conversation = await loadConversationView(sql, req.conversationId)
+  const conversation = await findConversationView(sql, req.conversationId)
   if (!conversation) {
     // Deleted since the request: it leaves every output, mail included.
     await sql`UPDATE transcript_requests SET status = 'failed' WHERE id = ${req.id} AND status = 'queued'`
