@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError, errorBody, nulCharacter } from '../src/errors.js'
-import { describeValidationError, findNul } from '../src/validation.js'
+import { AppError, errorBody } from '../src/errors.js'
+import { describeValidationError } from '../src/validation.js'
 
 /** Fastify's own error codes that are the client's fault, with the contract's code for each. */
 const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: string }> = {
@@ -14,16 +14,10 @@ const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: st
 
 /**
  * The one error handler: every 4xx and 5xx leaves as { statusCode, error, code, message }.
- * 5xx bodies never carry the cause; the log does. Also writes the one log line per request.
+ * 5xx bodies never carry the cause; the log does. Unknown routes get the same body.
  */
 export default fp(
   async (app) => {
-    // Any route, any string field: NUL never reaches PostgreSQL (which cannot store it).
-    app.addHook('preValidation', async (request) => {
-      const hit = findNul(request.query, '') ?? findNul(request.params, '') ?? findNul(request.body, '')
-      if (hit) throw nulCharacter(hit)
-    })
-
     app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
       if (err instanceof AppError) {
         if (err.statusCode >= 500) request.log.error({ err }, err.message)
@@ -52,16 +46,6 @@ export default fp(
       reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`))
     })
 
-    app.addHook('onSend', async (request, reply) => {
-      reply.header('x-request-id', request.id)
-    })
-
-    app.addHook('onResponse', async (request, reply) => {
-      request.log.info(
-        { req: request, statusCode: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
-        'request completed',
-      )
-    })
   },
   { name: 'errors' },
 )

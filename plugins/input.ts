@@ -1,5 +1,7 @@
 import type { preValidationAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
+import { nulCharacter } from '../src/errors.js'
+import { findNul } from '../src/validation.js'
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -9,7 +11,9 @@ const absentBodyIsEmpty: preValidationAsyncHookHandler = async (request) => {
 }
 
 /**
- * What a request body may be, one rule for every route:
+ * What input may be, one rule for every route:
+ * - No NUL character in any string of the query, the path or the body: PostgreSQL text cannot
+ *   store it, so it is a 400 up front rather than a database error.
  * - JSON only. Fastify parses text/plain by default; the contract takes JSON (anything else is
  *   415). A route that needs the raw bytes (webhooks) adds its own parser in its own scope.
  * - An empty body with Content-Type: application/json is "no body", not malformed JSON (agent
@@ -26,6 +30,11 @@ export default fp(
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
       defaultJson(req, body as string, done)
+    })
+
+    app.addHook('preValidation', async (request) => {
+      const hit = findNul(request.query, '') ?? findNul(request.params, '') ?? findNul(request.body, '')
+      if (hit) throw nulCharacter(hit)
     })
 
     app.addHook('onRoute', (route) => {

@@ -13,6 +13,7 @@ import docsPlugin from '../plugins/docs.js'
 import errorsPlugin from '../plugins/errors.js'
 import inputPlugin from '../plugins/input.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
+import requestLogPlugin from '../plugins/request-log.js'
 
 // Route folders are .ts under tsx (dev, tests) and .js in the compiled build: tell autoload.
 if (import.meta.url.endsWith('.ts')) process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
@@ -28,7 +29,7 @@ export async function buildApp(opts: BuildOptions = {}) {
   const env = opts.env ?? process.env
   const app = Fastify({
     logger: opts.logger ?? loggerOptions(env.LOG_LEVEL ?? 'info'),
-    // One line per request, written in plugins/errors.ts' onResponse hook.
+    // One line per request, written by plugins/request-log.ts.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -47,6 +48,7 @@ export async function buildApp(opts: BuildOptions = {}) {
 
   // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.
   await app.register(configPlugin, { env })
+  await app.register(requestLogPlugin)
   await app.register(errorsPlugin)
   await app.register(inputPlugin)
   await app.register(depsPlugin)

@@ -4,6 +4,7 @@ import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
 import type { MemberDirectory } from './auth/members.js'
 import type { MemberVerifier, VisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
+import type { ProviderBVerifier } from './billing/provider-b.js'
 import type { CursorCodec } from './cursor.js'
 import type { Pool } from './db/client.js'
 import { internalError } from './errors.js'
@@ -39,6 +40,8 @@ export interface Deps {
   memberDirectory: MemberDirectory
   /** Signs and checks every list's pagination cursors. */
   cursor: CursorCodec
+  /** Provider B's webhook verification API client (null: not configured). */
+  providerB: ProviderBVerifier | null
 }
 
 /**

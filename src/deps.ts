@@ -2,6 +2,7 @@ import { MemberDirectory } from './auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
 import type { Deps, Log } from './context.js'
+import { createProviderBVerifier } from './billing/provider-b.js'
 import { createCursorCodec } from './cursor.js'
 import { createSql } from './db/client.js'
 import { createPublisher } from './events.js'
@@ -48,6 +49,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     visitorTokens: createVisitorTokens(config),
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
     cursor: createCursorCodec(config),
+    providerB: createProviderBVerifier(config, log),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {

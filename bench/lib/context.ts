@@ -32,6 +32,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     visitorTokens: absent('visitorTokens'),
     memberDirectory: absent('memberDirectory'),
     cursor: createCursorCodec(config),
+    providerB: null,
   }
   return contextFor(deps, caller)
 }

@@ -1,3 +1,4 @@
+import type { Config } from '../config.js'
 import type { Log } from '../context.js'
 import { InvalidAmountError, normaliseCurrency, toMinorUnits } from './money.js'
 import type { LedgerEntry, Operation } from './operations.js'
@@ -46,6 +47,13 @@ export function readTransmissionHeaders(headers: Record<string, string | string[
     out[field] = v
   }
   return out as TransmissionHeaders
+}
+
+/** The process's verifier (it caches the OAuth token), or null when provider B is not configured. */
+export function createProviderBVerifier(config: Config, log: Log): ProviderBVerifier | null {
+  const { PROVIDER_B_API_BASE: apiBase, PROVIDER_B_CLIENT_ID: clientId, PROVIDER_B_CLIENT_SECRET: clientSecret, PROVIDER_B_WEBHOOK_ID: webhookId } = config
+  if (!apiBase || !clientId || !clientSecret || !webhookId) return null
+  return new ProviderBVerifier({ apiBase, clientId, clientSecret, webhookId, timeoutMs: config.PROVIDER_B_TIMEOUT_MS }, log.child({ provider: 'provider-b' }))
 }
 
 export class ProviderBVerifier {

@@ -1,8 +1,69 @@
 import type { Ctx } from '../context.js'
-import { dependencyUnavailable } from '../errors.js'
-import { isUuid } from '../uuid.js'
 import type { BillingProvider } from '../db/schema.js'
+import { dependencyUnavailable, invalidPayload, invalidSignature, notConfigured } from '../errors.js'
+import { isUuid } from '../uuid.js'
 import { applyOperation, type Operation } from './operations.js'
+import * as providerA from './provider-a.js'
+import * as providerB from './provider-b.js'
+
+type Headers = Record<string, string | string[] | undefined>
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'))
+  } catch {
+    throw invalidPayload('Body is not valid JSON')
+  }
+}
+
+/**
+ * POST /billing/webhooks/provider-a: the body as received (`raw`), accepted only with a valid
+ * HMAC signature of one of the configured secrets, then processed exactly once.
+ */
+export async function receiveProviderA(ctx: Ctx, headers: Headers, raw: Buffer): Promise<void> {
+  const config = ctx.config
+  const secrets = providerA.parseSecrets(config.PROVIDER_A_WEBHOOK_SECRET)
+  if (secrets.length === 0) throw notConfigured('Webhooks from provider-a are not configured')
+  const check = providerA.verifySignature(headers[config.PROVIDER_A_SIGNATURE_HEADER.toLowerCase()], raw, secrets, config.PROVIDER_A_TOLERANCE_S)
+  if (!check.ok) {
+    ctx.log.info({ reason: check.reason }, 'provider-a signature refused')
+    throw invalidSignature()
+  }
+  const body = parseJson(raw)
+  await processWebhook(ctx, 'provider-a', providerA.mapEvent(body), body)
+}
+
+/**
+ * POST /billing/webhooks/provider-b: accepted only when provider B's own API says the
+ * transmission is authentic (503 when it cannot tell, so the provider retries), then processed
+ * exactly once.
+ */
+export async function receiveProviderB(ctx: Ctx, headers: Headers, raw: Buffer): Promise<void> {
+  const verifier = ctx.providerB
+  if (!verifier) throw notConfigured('Webhooks from provider-b are not configured')
+  const transmission = providerB.readTransmissionHeaders(headers, ctx.config.PROVIDER_B_HEADER_PREFIX)
+  if (!transmission) {
+    ctx.log.info('provider-b transmission headers missing')
+    throw invalidSignature()
+  }
+  // Only well-formed JSON can be spliced into the verification request.
+  const body = parseJson(raw)
+  let verified: boolean
+  try {
+    verified = await verifier.verify(transmission, raw)
+  } catch (err) {
+    if (err instanceof providerB.VerificationUnavailable) {
+      ctx.log.error({ reason: err.message }, 'provider-b verification unavailable')
+      throw dependencyUnavailable('Webhook verification service is unavailable; retry later')
+    }
+    throw err
+  }
+  if (!verified) {
+    ctx.log.info('provider-b signature refused')
+    throw invalidSignature()
+  }
+  await processWebhook(ctx, 'provider-b', providerB.mapEvent(body), body)
+}
 
 /** What a provider module makes of a verified event. */
 export interface MappedEvent {

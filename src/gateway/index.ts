@@ -91,7 +91,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     })
 
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const directory = new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS)
+  const memberDirectory = new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS)
   const memberTokens = createMemberVerifier(config)
   const visitorTokens = createVisitorTokens(config)
   const presence = new PresenceStore({ redis: pub, prefix, gatewayId, entryTtlMs })
@@ -141,7 +141,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
   const presenceFailed = (err: Error) => log.warn({ err: { message: err.message } }, 'presence update failed')
 
   io.use((socket, next) => {
-    authenticate(socket.handshake.auth, { memberTokens, visitorTokens, directory, log })
+    authenticate(socket.handshake.auth, { memberTokens, visitorTokens, memberDirectory }, log)
       .then(async (principal) => {
         socket.data = principal
         if (principal.kind === 'member') {

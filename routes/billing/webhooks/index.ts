@@ -1,19 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { dependencyUnavailable, invalidPayload, invalidSignature, notConfigured } from '../../../src/errors.js'
-import * as providerA from '../../../src/billing/provider-a.js'
-import * as providerB from '../../../src/billing/provider-b.js'
-import { processWebhook } from '../../../src/billing/webhooks.js'
-import { errorResponses } from '../../../schemas/common.js'
 import { WebhookBody, WebhookReceived } from '../../../schemas/billing.js'
+import { errorResponses } from '../../../schemas/common.js'
+import { receiveProviderA, receiveProviderB } from '../../../src/billing/webhooks.js'
 
-
-function parseJson(raw: Buffer): unknown {
-  try {
-    return JSON.parse(raw.toString('utf8'))
-  } catch {
-    throw invalidPayload('Body is not valid JSON')
-  }
-}
+/** The body exactly as received: this file's parser hands the handlers a Buffer. */
+const raw = (body: unknown) => (Buffer.isBuffer(body) ? body : Buffer.alloc(0))
 
 /**
  * Signatures are over the exact bytes, so this plugin (and only this plugin: autoload gives
@@ -22,24 +13,6 @@ function parseJson(raw: Buffer): unknown {
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
-
-  const cfg = app.config
-  const secretsA = providerA.parseSecrets(cfg.PROVIDER_A_WEBHOOK_SECRET)
-  const headerA = cfg.PROVIDER_A_SIGNATURE_HEADER.toLowerCase()
-  // One verifier per app: it holds the cached OAuth token.
-  const verifierB =
-    cfg.PROVIDER_B_API_BASE && cfg.PROVIDER_B_CLIENT_ID && cfg.PROVIDER_B_CLIENT_SECRET && cfg.PROVIDER_B_WEBHOOK_ID
-      ? new providerB.ProviderBVerifier(
-          {
-            apiBase: cfg.PROVIDER_B_API_BASE,
-            clientId: cfg.PROVIDER_B_CLIENT_ID,
-            clientSecret: cfg.PROVIDER_B_CLIENT_SECRET,
-            webhookId: cfg.PROVIDER_B_WEBHOOK_ID,
-            timeoutMs: cfg.PROVIDER_B_TIMEOUT_MS,
-          },
-          app.log.child({ provider: 'provider-b' }),
-        )
-      : null
 
   const schema = (summary: string) => ({
     tags: ['billing'],
@@ -52,15 +25,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/provider-a',
     { config: { access: 'public' }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
     async (request) => {
-      if (secretsA.length === 0) throw notConfigured('Webhooks from provider-a are not configured')
-      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-      const check = providerA.verifySignature(request.headers[headerA], raw, secretsA, cfg.PROVIDER_A_TOLERANCE_S)
-      if (!check.ok) {
-        request.log.info({ reason: check.reason }, 'provider-a signature refused')
-        throw invalidSignature()
-      }
-      const body = parseJson(raw)
-      await processWebhook(request.ctx, 'provider-a', providerA.mapEvent(body), body)
+      await receiveProviderA(request.ctx, request.headers, raw(request.body))
       return { received: true as const }
     },
   )
@@ -69,30 +34,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/provider-b',
     { config: { access: 'public' }, schema: schema('Provider B webhook (verified through the provider API)') },
     async (request) => {
-      if (!verifierB) throw notConfigured('Webhooks from provider-b are not configured')
-      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-      const headers = providerB.readTransmissionHeaders(request.headers, cfg.PROVIDER_B_HEADER_PREFIX)
-      if (!headers) {
-        request.log.info('provider-b transmission headers missing')
-        throw invalidSignature()
-      }
-      // Only well-formed JSON can be spliced into the verification request.
-      const body = parseJson(raw)
-      let verified: boolean
-      try {
-        verified = await verifierB.verify(headers, raw)
-      } catch (err) {
-        if (err instanceof providerB.VerificationUnavailable) {
-          request.log.error({ reason: err.message }, 'provider-b verification unavailable')
-          throw dependencyUnavailable('Webhook verification service is unavailable; retry later')
-        }
-        throw err
-      }
-      if (!verified) {
-        request.log.info('provider-b signature refused')
-        throw invalidSignature()
-      }
-      await processWebhook(request.ctx, 'provider-b', providerB.mapEvent(body), body)
+      await receiveProviderB(request.ctx, request.headers, raw(request.body))
       return { received: true as const }
     },
   )
