@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Conversation, Message } from '../../schemas/conversations.js'
+import type { Access } from '../../src/auth/callers.js'
+import type { Ctx } from '../../src/context.js'
+import { Conversation, Message, type ConversationView } from '../../schemas/conversations.js'
 import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
 import {
   AssignBody,
@@ -77,14 +79,25 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => (await assignAgent(request.ctx, request.params.id, request.body.agentId)).conversation,
   )
 
-  app.patch(
-    '/:id/unassign-agent',
-    {
-      config: { access: { member: 'conversations:assign' } },
-      schema: { tags, summary: 'Remove the assigned agent', params: IdParams, body: NoBody, response: one },
-    },
-    async (request) => (await unassignAgent(request.ctx, request.params.id)).conversation,
-  )
+  /**
+   * State changes that take no body and answer the conversation: one declaration each, URL first.
+   * Each is idempotent (src/conversations/service.ts): repeating one changes nothing.
+   */
+  const actions: { url: string; access: Access; summary: string; run: (ctx: Ctx, id: string) => Promise<{ conversation: ConversationView }> }[] = [
+    { url: '/:id/unassign-agent', access: { member: 'conversations:assign' }, summary: 'Remove the assigned agent', run: unassignAgent },
+    { url: '/:id/mark-seen', access: { member: 'conversations:write', visitor: true }, summary: 'Mark seen (agents, or the visitor for the widget)', run: markSeen },
+    { url: '/:id/close', access: { member: 'conversations:write' }, summary: 'Resolve', run: closeConversation },
+    { url: '/:id/reopen', access: { member: 'conversations:write' }, summary: 'Reopen', run: reopenConversation },
+    { url: '/:id/pin', access: { member: 'conversations:write' }, summary: 'Pin', run: (ctx, id) => setPinned(ctx, id, true) },
+    { url: '/:id/unpin', access: { member: 'conversations:write' }, summary: 'Unpin', run: (ctx, id) => setPinned(ctx, id, false) },
+  ]
+  for (const action of actions) {
+    app.patch(
+      action.url,
+      { config: { access: action.access }, schema: { tags, summary: action.summary, params: IdParams, body: NoBody, response: one } },
+      async (request) => (await action.run(request.ctx, request.params.id)).conversation,
+    )
+  }
 
   app.get(
     '/:id/assignment-history',
@@ -93,51 +106,6 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Assignment history, newest first', params: IdParams, response: { 200: HistoryList, ...errorResponses(401, 403, 404, 500) } },
     },
     async (request) => ({ data: await assignmentHistory(request.ctx, request.params.id) }),
-  )
-
-  app.patch(
-    '/:id/mark-seen',
-    {
-      config: { access: { member: 'conversations:write', visitor: true } },
-      schema: { tags, summary: 'Mark seen (agents, or the visitor for the widget)', params: IdParams, body: NoBody, response: one },
-    },
-    async (request) => (await markSeen(request.ctx, request.params.id)).conversation,
-  )
-
-  app.patch(
-    '/:id/close',
-    {
-      config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Resolve', params: IdParams, body: NoBody, response: one },
-    },
-    async (request) => (await closeConversation(request.ctx, request.params.id)).conversation,
-  )
-
-  app.patch(
-    '/:id/reopen',
-    {
-      config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Reopen', params: IdParams, body: NoBody, response: one },
-    },
-    async (request) => (await reopenConversation(request.ctx, request.params.id)).conversation,
-  )
-
-  app.patch(
-    '/:id/pin',
-    {
-      config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Pin', params: IdParams, body: NoBody, response: one },
-    },
-    async (request) => (await setPinned(request.ctx, request.params.id, true)).conversation,
-  )
-
-  app.patch(
-    '/:id/unpin',
-    {
-      config: { access: { member: 'conversations:write' } },
-      schema: { tags, summary: 'Unpin', params: IdParams, body: NoBody, response: one },
-    },
-    async (request) => (await setPinned(request.ctx, request.params.id, false)).conversation,
   )
 
   app.post(
