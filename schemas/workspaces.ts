@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Email, Name, Timestamp, Uuid } from './common.js'
-import { Role } from './members.js'
+import { Role } from './auth.js'
 
 export const CreateWorkspaceBody = Type.Object(
   { name: Name, ownerName: Type.Optional(Name), ownerEmail: Type.Optional(Email) },

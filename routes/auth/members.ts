@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses, NoBody } from '../../schemas/common.js'
-import { CreateMemberBody, Member, MemberListQuery, MemberPage, MemberParams, UpdateMemberBody } from '../../schemas/members.js'
+import { CreateMemberBody, Member, MemberListQuery, MemberPage, MemberParams, UpdateMemberBody } from '../../schemas/auth.js'
 import { addMember, listMembers, removeMember, updateMember } from '../../src/auth/member-admin.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,4 +1,4 @@
-import type { MemberView } from '../../schemas/members.js'
+import type { MemberView } from '../../schemas/auth.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { MemberStatus, members, Role } from '../db/schema.js'

@@ -1,4 +1,4 @@
-import type { AvailableAgentView } from '../../schemas/conversation-lists.js'
+import type { AvailableAgentView } from '../../schemas/conversations.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import { readPresence, type PresenceStatus } from '../presence.js'

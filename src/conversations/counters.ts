@@ -1,4 +1,4 @@
-import type { CounterSnapshotView, ReconcileResultView, UnreadCountView } from '../../schemas/conversation-ops.js'
+import type { CounterSnapshotView, ReconcileResultView, UnreadCountView } from '../../schemas/conversations.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'

@@ -84,7 +84,7 @@ export function hasFrequentWord(q: string, stats: Map<string, number>): boolean 
  */
 export async function searchConversations(ctx: Ctx, args: { q: string; limit: number; cursor?: string }): Promise<SearchResult> {
   const { sql, config } = ctx
-  // q is data, always a bound parameter (NUL was refused before validation: plugins/errors.ts).
+  // q is data, always a bound parameter (NUL was refused before validation: plugins/input.ts).
   const q = args.q
   const term = q.trim()
   const params = { q: createHash('sha256').update(q).digest('base64url').slice(0, 22) }

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { WebhookBody, WebhookReceived } from '../../../schemas/billing.js'
-import { errorResponses } from '../../../schemas/common.js'
-import { receiveProviderA, receiveProviderB } from '../../../src/billing/webhooks.js'
+import { WebhookBody, WebhookReceived } from '../../schemas/billing.js'
+import { errorResponses } from '../../schemas/common.js'
+import { receiveProviderA, receiveProviderB } from '../../src/billing/webhooks.js'
 
 /** The body exactly as received: this file's parser hands the handlers a Buffer. */
 const raw = (body: unknown) => (Buffer.isBuffer(body) ? body : Buffer.alloc(0))
 
 /**
- * Signatures are over the exact bytes, so this plugin (and only this plugin: autoload gives
- * each route file its own encapsulated scope) reads JSON bodies as raw Buffers.
+ * /billing/webhooks/<provider>. Signatures are over the exact bytes, so this file's plugin (and
+ * only it: autoload gives each route file its own encapsulated scope) reads JSON bodies as raw
+ * Buffers.
  */
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.removeAllContentTypeParsers()
@@ -22,7 +23,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post(
-    '/provider-a',
+    '/webhooks/provider-a',
     { config: { access: 'public' }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
     async (request) => {
       await receiveProviderA(request.ctx, request.headers, raw(request.body))
@@ -31,7 +32,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.post(
-    '/provider-b',
+    '/webhooks/provider-b',
     { config: { access: 'public' }, schema: schema('Provider B webhook (verified through the provider API)') },
     async (request) => {
       await receiveProviderB(request.ctx, request.headers, raw(request.body))

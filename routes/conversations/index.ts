@@ -1,20 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
+import { AssignBody, Conversation, ConversationPage, CreateConversationBody, OpenListQuery, type ConversationView } from '../../schemas/conversations.js'
 import type { Access } from '../../src/auth/callers.js'
 import type { Ctx } from '../../src/context.js'
-import { Conversation, Message, type ConversationView } from '../../schemas/conversations.js'
-import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
-import {
-  AssignBody,
-  CreateConversationBody,
-  HistoryList,
-  MessagePage,
-  MessagesQuery,
-  PostMessageBody,
-} from '../../schemas/conversation-ops.js'
-import { listMessages, postMessage } from '../../src/conversations/messages.js'
+import { listConversations } from '../../src/conversations/lists.js'
 import {
   assignAgent,
-  assignmentHistory,
   closeConversation,
   createConversation,
   deleteConversation,
@@ -26,9 +17,10 @@ import {
 } from '../../src/conversations/service.js'
 
 /**
- * One conversation and its messages. The lists (GET /, /Myconversation, /closed, history, ...)
- * live in lists.ts; counters in counts.ts. Static paths win over `/:id` in the router, and a
- * malformed `:id` is a 404 from src/conversations (never a 400 or 500).
+ * /conversations itself (the open list, a new conversation) and one conversation: `/:id` and its
+ * actions. Its sub-resources and the other lists have a file each, named after their segment.
+ * Static segments win over `/:id` in the router, and a malformed `:id` is a 404 from
+ * src/conversations (never a 400 or 500).
  */
 const tags = ['conversations']
 
@@ -47,6 +39,20 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => reply.code(201).send(await createConversation(request.ctx, request.body)),
+  )
+
+  app.get(
+    '/',
+    {
+      config: { access: { member: 'conversations:read' } },
+      schema: {
+        tags,
+        summary: 'Open conversations, pinned first',
+        querystring: OpenListQuery,
+        response: { 200: ConversationPage, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => listConversations(request.ctx, 'open', request.query),
   )
 
   app.get(
@@ -99,40 +105,5 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     )
   }
 
-  app.get(
-    '/:id/assignment-history',
-    {
-      config: { access: { member: 'conversations:read' } },
-      schema: { tags, summary: 'Assignment history, newest first', params: IdParams, response: { 200: HistoryList, ...errorResponses(401, 403, 404, 500) } },
-    },
-    async (request) => ({ data: await assignmentHistory(request.ctx, request.params.id) }),
-  )
-
-  app.post(
-    '/:id/messages',
-    {
-      config: { access: { member: 'conversations:write', visitor: true } },
-      schema: {
-        tags,
-        summary: 'Send a message (a retried clientMessageId returns the first one with 200)',
-        params: IdParams,
-        body: PostMessageBody,
-        response: { 200: Message, 201: Message, ...errorResponses(400, 401, 403, 404, 413, 415, 500) },
-      },
-    },
-    async (request, reply) => {
-      const { message, created } = await postMessage(request.ctx, request.params.id, request.body)
-      return reply.code(created ? 201 : 200).send(message)
-    },
-  )
-
-  app.get(
-    '/:id/messages',
-    {
-      config: { access: { member: 'conversations:read', visitor: true } },
-      schema: { tags, summary: 'Messages, oldest first', params: IdParams, querystring: MessagesQuery, response: { 200: MessagePage, ...errorResponses(400, 401, 403, 404, 500) } },
-    },
-    async (request) => listMessages(request.ctx, request.params.id, { limit: request.query.limit ?? 20, cursor: request.query.cursor }),
-  )
 }
 export default routes

@@ -2,10 +2,10 @@ import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses, IdParams } from '../../schemas/common.js'
-import { DownloadQuery, TranscriptBody, TranscriptHeaders, TranscriptQueued } from '../../schemas/transcripts.js'
+import { DownloadQuery } from '../../schemas/transcripts.js'
 import { transcriptFile } from '../../src/transcripts/render.js'
-import { requestTranscript } from '../../src/transcripts/requests.js'
 
+/** /conversations/:id/download: the transcript as a file, streamed. */
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id/download',
@@ -36,28 +36,6 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       stream.on('error', (err) => request.log.error({ err }, 'transcript stream failed'))
       // A stream bypasses the serializer; the 200 schema documents the file for OpenAPI.
       return reply.send(stream as unknown as string)
-    },
-  )
-
-  app.post(
-    '/:id/transcript',
-    {
-      config: { access: { member: 'conversations:read', visitor: true } },
-      schema: {
-        tags: ['conversations'],
-        summary: 'E-mail the transcript (durable job, retried while SMTP is down)',
-        params: IdParams,
-        headers: TranscriptHeaders,
-        body: TranscriptBody,
-        response: { 200: TranscriptQueued, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
-    },
-    async (request) => {
-      const { jobId } = await requestTranscript(request.ctx, request.params.id, {
-        email: request.body?.email,
-        idempotencyKey: request.headers['idempotency-key'],
-      })
-      return { queued: true as const, jobId }
     },
   )
 }
