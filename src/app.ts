@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
 import { trustProxy } from './config.js'
 import { loggerOptions } from './logger.js'
+import { validatorPerHttpPart } from './validation.js'
 import authPlugin from '../plugins/auth.js'
 import configPlugin from '../plugins/config.js'
 import corsPlugin from '../plugins/cors.js'
@@ -41,11 +42,12 @@ export async function buildApp(opts: BuildOptions = {}) {
     ajv: {
       customOptions: {
         removeAdditional: false, // unknown body fields are a 400, never silently dropped
-        coerceTypes: 'array',
         useDefaults: true,
         allErrors: false,
       },
     },
+    // Type coercion for query strings, params and headers only; bodies are never coerced.
+    schemaController: { compilersFactory: { buildValidator: validatorPerHttpPart() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.

@@ -1,3 +1,4 @@
+import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyError } from 'fastify'
 import { badRequest } from './errors.js'
 
@@ -135,3 +136,25 @@ function pathOf(frames: { keys: string[] | null; next: number }[], rootName: str
 
 /** The 400 for a NUL character found by findNul. */
 export const nulInField = (path: string) => badRequest(`field '${path}' must not contain NUL characters`)
+
+type AjvCompilerOptions = NonNullable<Parameters<AjvCompiler.BuildCompilerFromPool>[1]>
+
+/**
+ * Fastify's validator factory with one Ajv per kind of input (API.md section 1): query strings,
+ * path parameters and headers are text, so `?limit=5` may become the integer 5 (and a single
+ * value an array); bodies are JSON, already typed, and are never coerced, so `{"body": 12345}`
+ * or `{"body": ["hi"]}` where a string is expected is a 400, not the string "12345" or "hi".
+ * Given to Fastify as `schemaController.compilersFactory.buildValidator`; the other Ajv options
+ * come from the server's `ajv` option as usual.
+ */
+export function validatorPerHttpPart(): AjvCompiler.BuildCompilerFromPool {
+  const pool = AjvCompiler()
+  return (externalSchemas, options) => {
+    const base = (options ?? {}) as AjvCompilerOptions
+    const text = pool(externalSchemas, { ...base, customOptions: { ...base.customOptions, coerceTypes: 'array' } } as AjvCompilerOptions)
+    const json = pool(externalSchemas, { ...base, customOptions: { ...base.customOptions, coerceTypes: false } } as AjvCompilerOptions)
+    // Fastify calls the compiler with its route definition ({ schema, httpPart, ... }), which the
+    // package's types flatten to the schema alone.
+    return ((route: { httpPart?: string }) => (route.httpPart === 'body' ? json : text)(route as never)) as ReturnType<AjvCompiler.BuildCompilerFromPool>
+  }
+}
