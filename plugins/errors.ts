@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, badRequest, errorBody } from '../src/errors.js'
-import { describeValidationError, findNul, nulInField, scanJsonText } from '../src/validation.js'
+import { applyQuerystringPolicy, describeValidationError, findNul, nulInField, scanJsonText } from '../src/validation.js'
 
 /** Fastify's own error codes that are the client's fault, with the contract's code for each. */
 const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: string }> = {
@@ -42,6 +42,9 @@ export default fp(
       const hit = findNul(request.query, 'querystring') ?? findNul(request.params, 'params')
       if (hit) throw nulInField(hit)
     })
+
+    // Unknown query parameters: a 400 on every route but the provider-facing ones.
+    app.addHook('onRoute', applyQuerystringPolicy)
 
     app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
       if (err instanceof AppError) {

@@ -1,5 +1,5 @@
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyError } from 'fastify'
+import type { FastifyError, RouteOptions } from 'fastify'
 import { badRequest } from './errors.js'
 
 /**
@@ -156,5 +156,45 @@ export function validatorPerHttpPart(): AjvCompiler.BuildCompilerFromPool {
     // Fastify calls the compiler with its route definition ({ schema, httpPart, ... }), which the
     // package's types flatten to the schema alone.
     return ((route: { httpPart?: string }) => (route.httpPart === 'body' ? json : text)(route as never)) as ReturnType<AjvCompiler.BuildCompilerFromPool>
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A route a payment provider calls, or redirects a browser to (webhooks, billing return
+     * routes): unknown query parameters are ignored there, because providers add their own.
+     */
+    providerFacing?: boolean
+  }
+}
+
+/** The querystring of a route that takes no query parameters: any parameter is unknown. */
+const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false } as const
+
+/**
+ * Unknown query parameters are a 400 on every route alike (API.md section 1), except
+ * provider-facing ones. Run for every route as it is declared (an onRoute hook): a route without
+ * a querystring schema gets one that admits nothing, and a querystring schema that would let
+ * unknown parameters through stops the app at start-up, so a new list cannot forget the rule.
+ * The docs pages and CORS preflights (which carry the real request's query) are not ours.
+ */
+export function applyQuerystringPolicy(route: RouteOptions): void {
+  const methods = [route.method].flat()
+  if (route.url.startsWith('/docs') || methods.includes('OPTIONS')) return
+  const querystring = route.schema?.querystring as { additionalProperties?: unknown } | undefined
+  const name = `${methods.join(',')} ${route.url}`
+  if (route.config?.providerFacing) {
+    if (querystring?.additionalProperties === false) {
+      throw new Error(`route ${name} is provider-facing: its querystring schema must not refuse unknown parameters`)
+    }
+    return
+  }
+  if (!querystring) {
+    route.schema = { ...route.schema, querystring: NO_QUERY }
+    return
+  }
+  if (querystring.additionalProperties !== false) {
+    throw new Error(`route ${name}: its querystring schema must set additionalProperties: false (or the route declares config.providerFacing)`)
   }
 }

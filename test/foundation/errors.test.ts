@@ -11,7 +11,7 @@ const register = (app: App) => {
       config: { access: 'public' },
       schema: {
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), note: Type.Optional(Type.String()) }, { additionalProperties: false }),
-        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }),
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { additionalProperties: false }),
       },
     },
     async (request) => ({ ok: true, name: request.body.name }),

@@ -56,7 +56,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/provider-a',
-    { config: { access: 'public' }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
+    { config: { access: 'public', providerFacing: true }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
     async (request) => {
       if (secretsA.length === 0) throw notConfigured('provider-a')
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
@@ -73,7 +73,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/provider-b',
-    { config: { access: 'public' }, schema: schema('Provider B webhook (verified through the provider API)') },
+    { config: { access: 'public', providerFacing: true }, schema: schema('Provider B webhook (verified through the provider API)') },
     async (request) => {
       if (!verifierB) throw notConfigured('provider-b')
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
