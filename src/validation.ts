@@ -155,8 +155,38 @@ export function validatorPerHttpPart(): AjvCompiler.BuildCompilerFromPool {
     const json = pool(externalSchemas, { ...base, customOptions: { ...base.customOptions, coerceTypes: false } } as AjvCompilerOptions)
     // Fastify calls the compiler with its route definition ({ schema, httpPart, ... }), which the
     // package's types flatten to the schema alone.
-    return ((route: { httpPart?: string }) => (route.httpPart === 'body' ? json : text)(route as never)) as ReturnType<AjvCompiler.BuildCompilerFromPool>
+    return ((route: { httpPart?: string }) =>
+      route.httpPart === 'body' ? json(route as never) : finiteNumbersOnly(text(route as never) as AjvValidate)) as ReturnType<AjvCompiler.BuildCompilerFromPool>
   }
+}
+
+type AjvValidate = ((data: unknown, ctx?: unknown) => boolean) & { errors?: unknown[] | null; schemaEnv?: unknown }
+
+/**
+ * Ajv coerces the text "1e309" to Infinity for an integer or number and then skips `maximum`
+ * (its range checks only look at finite numbers), so `?limit=1e309` passed validation and reached
+ * SQL as LIMIT Infinity (a 500; found by the fuzz sweep). Text parts are flat, so after Ajv's own
+ * checks any coerced value that is not a finite number is refused like a type error.
+ */
+function finiteNumbersOnly(validate: AjvValidate): AjvValidate {
+  const wrapped: AjvValidate = (data, ctx) => {
+    if (!validate(data, ctx)) {
+      wrapped.errors = validate.errors
+      return false
+    }
+    for (const [key, value] of Object.entries((data ?? {}) as Record<string, unknown>)) {
+      const values = Array.isArray(value) ? value : [value]
+      if (values.some((v) => typeof v === 'number' && !Number.isFinite(v))) {
+        wrapped.errors = [{ instancePath: `/${key}`, schemaPath: '#', keyword: 'type', params: {}, message: 'must be a finite number' }]
+        return false
+      }
+    }
+    wrapped.errors = null
+    return true
+  }
+  // Fastify passes Ajv's parent-data context (needed to coerce a root value) when this is set.
+  wrapped.schemaEnv = validate.schemaEnv
+  return wrapped
 }
 
 declare module 'fastify' {

@@ -63,4 +63,12 @@ t.test('query strings and path parameters are text and are still converted', asy
   const notNumber = await app.inject({ method: 'GET', url: `/conversations/${conversation.id}/messages?limit=two`, headers: ws.agent.headers })
   t.equal(notNumber.statusCode, 400, 'text that is not a number is still refused')
   t.match(notNumber.json().message, /limit/)
+
+  // Found by the fuzz sweep: Ajv coerced "1e309" to Infinity and skipped `maximum`, so the lists
+  // ran LIMIT Infinity in SQL (500).
+  for (const url of ['/auth/members?pageSize=1e309', '/auth/members?page=1e309', '/conversations?limit=1e309', `/conversations/${conversation.id}/messages?limit=-1e309`]) {
+    const res = await app.inject({ method: 'GET', url, headers: ws.owner.headers })
+    t.equal(res.statusCode, 400, `${url}: 400, not 500`)
+    t.match(res.json(), { code: 'VALIDATION_ERROR', message: /in querystring must be (a finite number|>= 1)/ })
+  }
 })
