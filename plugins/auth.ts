@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastif
 import fp from 'fastify-plugin'
 import { MemberDirectory, type MemberRecord } from '../src/auth/members.js'
 import { can, type Permission } from '../src/auth/permissions.js'
-import { createMemberVerifier, createVisitorTokens, type MemberVerifier, type VisitorTokens } from '../src/auth/tokens.js'
+import { createMemberVerifier, createVisitorTokens, IdpUnavailableError, type MemberVerifier, type VisitorTokens } from '../src/auth/tokens.js'
 import { AppError, badRequest, forbidden, unauthorized } from '../src/errors.js'
 
 /**
@@ -76,6 +76,10 @@ export default fp(
       try {
         claims = await app.memberTokens(token)
       } catch (err) {
+        if (err instanceof IdpUnavailableError) {
+          request.log.warn({ reason: err.message }, 'member token not checked: identity provider unavailable')
+          throw new AppError(503, 'IDP_UNAVAILABLE', 'The identity provider is unavailable; retry later', { 'retry-after': '5' })
+        }
         request.log.info({ reason: (err as Error).message }, 'member token refused')
         throw unauthorized('Invalid or expired token')
       }

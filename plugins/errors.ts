@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError, errorBody } from '../src/errors.js'
-import { describeValidationError, findNul } from '../src/validation.js'
+import { AppError, badRequest, errorBody } from '../src/errors.js'
+import { applyQuerystringPolicy, describeValidationError, findNul, nulInField, scanJsonText } from '../src/validation.js'
 
 /** Fastify's own error codes that are the client's fault, with the contract's code for each. */
 const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: string }> = {
@@ -26,14 +26,25 @@ export default fp(
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-      defaultJson(req, body as string, done)
+      // Depth, size in values and NUL are checked on the text in one linear pass, before
+      // anything parses or walks it; the value is walked only to name the field of a NUL.
+      const scan = scanJsonText(body as string)
+      if (scan.refusal) return done(badRequest(scan.refusal), undefined)
+      defaultJson(req, body as string, (err, parsed) => {
+        const nul = !err && scan.hasNul ? findNul(parsed) : null
+        done(err ?? (nul ? nulInField(nul) : null), parsed)
+      })
     })
 
-    // Any route, any string field: NUL never reaches PostgreSQL (which cannot store it).
+    // Any route, any string field: NUL never reaches PostgreSQL (which cannot store it). JSON
+    // bodies are checked by the parser above; raw bodies (webhooks) are bytes, not fields.
     app.addHook('preValidation', async (request) => {
-      const hit = findNul(request.query, '') ?? findNul(request.params, '') ?? findNul(request.body, '')
-      if (hit) throw new AppError(400, 'VALIDATION_ERROR', `field '${hit}' must not contain NUL characters`)
+      const hit = findNul(request.query, 'querystring') ?? findNul(request.params, 'params')
+      if (hit) throw nulInField(hit)
     })
+
+    // Unknown query parameters: a 400 on every route but the provider-facing ones.
+    app.addHook('onRoute', applyQuerystringPolicy)
 
     app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
       if (err instanceof AppError) {

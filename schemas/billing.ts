@@ -4,6 +4,7 @@ import { Cursor, CursorPage, Limit, Nullable, Timestamp, Uuid } from './common.j
 export const WebhookReceived = Type.Object({ received: Type.Literal(true) })
 
 /** Providers append their own parameters (session ids, tokens): extra query fields are allowed here. */
+/** Providers add their own parameters to the return URL: unknown ones are ignored (config.providerFacing). */
 export const ReturnQuery = Type.Object({ status: Type.Optional(Type.String({ maxLength: 100 })) })
 
 export const Subscription = Type.Object({

@@ -34,3 +34,14 @@ export const forbidden = (message = 'Not allowed', code = 'FORBIDDEN') => new Ap
 export const notFound = (code: string, message: string) => new AppError(404, code, message)
 export const conflict = (code: string, message: string) => new AppError(409, code, message)
 export const conversationNotFound = () => notFound('CONVERSATION_NOT_FOUND', 'Conversation not found')
+
+/**
+ * Errors Fastify's router raises before any route, hook or error handler runs (Fastify's
+ * `frameworkErrors` option): a path segment that is not valid percent-encoding, or one longer than
+ * the router's maxParamLength. Fastify's own answer has another body (and echoes the path).
+ */
+export function routerError(err: { code?: string }): AppError {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return new AppError(414, 'URI_TOO_LONG', 'A path segment is too long')
+  if (err.code === 'FST_ERR_BAD_URL') return new AppError(400, 'BAD_URL', 'The path is not valid percent-encoded text')
+  return new AppError(400, 'BAD_REQUEST', 'The request could not be routed')
+}

@@ -2,15 +2,19 @@ import { createDecoder } from 'fast-jwt'
 import type { Logger } from 'pino'
 import type { Socket } from 'socket.io'
 import type { MemberDirectory } from '../auth/members.js'
-import type { MemberVerifier, VisitorTokens } from '../auth/tokens.js'
+import { IdpUnavailableError, type MemberVerifier, type VisitorTokens } from '../auth/tokens.js'
 
 /** Who a socket is, fixed at the handshake (socket.data). */
 export type SocketPrincipal =
   | { kind: 'member'; workspaceId: string; userId: string; expiresAt?: number }
   | { kind: 'visitor'; guestId: string; channelId: string; workspaceId: string; expiresAt?: number }
 
-/** The reasons the contract names; the client reads them as `connect_error`'s message. */
-export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER'
+/**
+ * The reasons the contract names, and IDP_UNAVAILABLE when the member token could not be checked
+ * because the identity provider's keys could not be fetched (a retry later may succeed; the
+ * token is not known to be bad). The client reads them as `connect_error`'s message.
+ */
+export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER' | 'IDP_UNAVAILABLE'
 
 export class HandshakeError extends Error {
   data: { code: string; message: string }
@@ -48,6 +52,10 @@ export async function authenticate(
     try {
       sub = (await deps.memberTokens(token)).sub
     } catch (err) {
+      if (err instanceof IdpUnavailableError) {
+        deps.log.warn({ reason: err.message }, 'socket member token not checked: identity provider unavailable')
+        throw new HandshakeError('IDP_UNAVAILABLE', 'IDP_UNAVAILABLE', 'The identity provider is unavailable; retry later')
+      }
       deps.log.info({ reason: (err as Error).message }, 'socket member token refused')
       throw new HandshakeError('UNAUTHENTICATED', 'UNAUTHENTICATED', 'Invalid or expired token')
     }

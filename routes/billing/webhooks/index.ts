@@ -4,14 +4,19 @@ import * as providerA from '../../../src/billing/provider-a.js'
 import * as providerB from '../../../src/billing/provider-b.js'
 import { dependencyUnavailable, invalidPayload, processWebhook } from '../../../src/billing/webhooks.js'
 import { errorResponses } from '../../../schemas/common.js'
+import { scanJsonText } from '../../../src/validation.js'
 import { WebhookReceived } from '../../../schemas/billing.js'
 
 const notConfigured = (provider: string) => new AppError(503, 'NOT_CONFIGURED', `Webhooks from ${provider} are not configured`)
 const invalidSignature = () => badRequest('Webhook signature verification failed', 'INVALID_SIGNATURE')
 
 function parseJson(raw: Buffer): unknown {
+  const text = raw.toString('utf8')
+  // Bounded before JSON.parse, like every JSON body (provider B parses before verification).
+  const { refusal } = scanJsonText(text)
+  if (refusal) throw invalidPayload(refusal)
   try {
-    return JSON.parse(raw.toString('utf8'))
+    return JSON.parse(text)
   } catch {
     throw invalidPayload('Body is not valid JSON')
   }
@@ -51,7 +56,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/provider-a',
-    { config: { access: 'public' }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
+    { config: { access: 'public', providerFacing: true }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
     async (request) => {
       if (secretsA.length === 0) throw notConfigured('provider-a')
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
@@ -68,7 +73,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/provider-b',
-    { config: { access: 'public' }, schema: schema('Provider B webhook (verified through the provider API)') },
+    { config: { access: 'public', providerFacing: true }, schema: schema('Provider B webhook (verified through the provider API)') },
     async (request) => {
       if (!verifierB) throw notConfigured('provider-b')
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
