@@ -1,7 +1,12 @@
 # syntax=docker/dockerfile:1
 # Parley API (and, with another command, the real-time gateway).
+#
+# Node.js 24 LTS (maintained until April 2028; 20 left maintenance in April 2026 and 22 ends in
+# April 2027). pg-boss 12 declares >= 22.12. One base image for every stage, so the modules built
+# in `deps` run on the same Node as the final image. See docs/foundation.md, "Runtime".
+ARG NODE_IMAGE=node:24-bookworm-slim
 
-FROM node:20-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -13,12 +18,12 @@ COPY schemas ./schemas
 COPY migrations ./migrations
 RUN npm run build
 
-FROM node:20-bookworm-slim AS deps
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0
 WORKDIR /app
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules

@@ -1,7 +1,7 @@
 import type { preValidationAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { nulCharacter } from '../src/errors.js'
-import { findNul } from '../src/validation.js'
+import { badRequest, nulInField } from '../src/errors.js'
+import { applyQuerystringPolicy, findNul, scanJsonText } from '../src/validation.js'
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -29,13 +29,24 @@ export default fp(
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-      defaultJson(req, body as string, done)
+      // Depth, size in values and NUL are checked on the text in one linear pass, before
+      // anything parses or walks it; the value is walked only to name the field of a NUL.
+      const scan = scanJsonText(body as string)
+      if (scan.refusal) return done(badRequest(scan.refusal), undefined)
+      defaultJson(req, body as string, (err, parsed) => {
+        const nul = !err && scan.hasNul ? findNul(parsed) : null
+        done(err ?? (nul ? nulInField(nul) : null), parsed)
+      })
     })
 
+    // JSON bodies are checked by the parser above; raw bodies (webhooks) are bytes, not fields.
     app.addHook('preValidation', async (request) => {
-      const hit = findNul(request.query, '') ?? findNul(request.params, '') ?? findNul(request.body, '')
-      if (hit) throw nulCharacter(hit)
+      const hit = findNul(request.query, 'querystring') ?? findNul(request.params, 'params')
+      if (hit) throw nulInField(hit)
     })
+
+    // Unknown query parameters: a 400 on every route but the provider-facing ones.
+    app.addHook('onRoute', applyQuerystringPolicy)
 
     app.addHook('onRoute', (route) => {
       const body = route.schema?.body as { required?: string[] } | undefined

@@ -51,7 +51,7 @@ export const MemberListQuery = Type.Object(
     page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
     pageSize: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   },
-  // Unknown query parameters (cache busters, tracing) are ignored; only bodies are strict.
+  { additionalProperties: false },
 )
 
 export const CreateMemberBody = Type.Object(

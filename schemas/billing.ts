@@ -8,6 +8,7 @@ export const WebhookReceived = Type.Object({ received: Type.Literal(true) })
 export const WebhookBody = Type.Unsafe<Buffer>({ description: "The provider's JSON event, exactly as sent (the signature covers these bytes)" })
 
 /** Providers append their own parameters (session ids, tokens): extra query fields are allowed here. */
+/** Providers add their own parameters to the return URL: unknown ones are ignored (config.providerFacing). */
 export const ReturnQuery = Type.Object({ status: Type.Optional(Type.String({ maxLength: 100 })) })
 
 export const Subscription = Type.Object({

@@ -8,6 +8,7 @@ export const SearchQuery = Type.Object(
     limit: Limit,
     cursor: Type.Optional(Cursor),
   },
+  { additionalProperties: false },
 )
 
 export const SearchItem = Type.Object({

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import autoload from '@fastify/autoload'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import { trustProxy } from './config.js'
+import { errorBody, routerError } from './errors.js'
 import { loggerOptions } from './logger.js'
+import { validatorPerHttpPart } from './validation.js'
 import authPlugin from '../plugins/auth.js'
 import configPlugin from '../plugins/config.js'
 import corsPlugin from '../plugins/cors.js'
@@ -36,14 +38,20 @@ export async function buildApp(opts: BuildOptions = {}) {
     bodyLimit: 1024 * 1024,
     trustProxy: trustProxy(env.TRUST_PROXY), // validated with the rest by the config plugin
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // The router's own refusals (malformed or too long path segments) in the contract's body.
+    frameworkErrors: (err, request, reply: FastifyReply) => {
+      const e = routerError(err)
+      reply.code(e.statusCode).header('x-request-id', request.id).send(errorBody(e.statusCode, e.code, e.message))
+    },
     ajv: {
       customOptions: {
         removeAdditional: false, // unknown body fields are a 400, never silently dropped
-        coerceTypes: 'array',
         useDefaults: true,
         allErrors: false,
       },
     },
+    // Type coercion for query strings, params and headers only; bodies are never coerced.
+    schemaController: { compilersFactory: { buildValidator: validatorPerHttpPart() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.

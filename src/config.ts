@@ -27,6 +27,8 @@ export const ConfigSchema = Type.Object({
   AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
   AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
   AUTH_JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  /** A JWKS fetch that takes longer is abandoned: the request that needed it gets 503 IDP_UNAVAILABLE. */
+  AUTH_JWKS_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 60000, default: 3000 }),
   /** How long a member lookup may be served from memory; a removed member loses access within this. */
   MEMBER_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 2000 }),
   VISITOR_SESSION_SECRET: Type.String({ minLength: 16 }),

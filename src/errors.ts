@@ -48,8 +48,10 @@ export const dependencyUnavailable = (message: string) => new AppError(503, 'DEP
 export const notConfigured = (message: string) => new AppError(503, 'NOT_CONFIGURED', message)
 
 export const invalidCursor = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
-/** A NUL character in any field: PostgreSQL text cannot store it. */
-export const nulCharacter = (field: string) => badRequest(`field '${field}' must not contain NUL characters`)
+/** A NUL character in any field (found by findNul, src/validation.ts): PostgreSQL text cannot store it. */
+export const nulInField = (path: string) => badRequest(`field '${path}' must not contain NUL characters`)
+/** The member token could not be checked: the identity provider's keys could not be fetched in time. */
+export const idpUnavailable = () => new AppError(503, 'IDP_UNAVAILABLE', 'The identity provider is unavailable; retry later', { 'retry-after': '5' })
 export const conversationNotFound = () => notFound('CONVERSATION_NOT_FOUND', 'Conversation not found')
 export const guestNotFound = (message = 'Guest not found') => notFound('GUEST_NOT_FOUND', message)
 export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')
@@ -59,3 +61,14 @@ export const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`
 /** A verified billing event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
 export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
 export const invalidSignature = () => badRequest('Webhook signature verification failed', 'INVALID_SIGNATURE')
+
+/**
+ * Errors Fastify's router raises before any route, hook or error handler runs (Fastify's
+ * `frameworkErrors` option): a path segment that is not valid percent-encoding, or one longer than
+ * the router's maxParamLength. Fastify's own answer has another body (and echoes the path).
+ */
+export function routerError(err: { code?: string }): AppError {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return new AppError(414, 'URI_TOO_LONG', 'A path segment is too long')
+  if (err.code === 'FST_ERR_BAD_URL') return new AppError(400, 'BAD_URL', 'The path is not valid percent-encoded text')
+  return new AppError(400, 'BAD_REQUEST', 'The request could not be routed')
+}

@@ -20,9 +20,43 @@ export function safeHeaders(headers: Record<string, unknown>): Record<string, un
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(headers)) {
     const key = k.toLowerCase()
-    out[key] = SECRET_HEADERS.includes(key) || /sig|token|secret|auth|session|cookie|key/.test(key) ? '[Redacted]' : v
+    if (SECRET_HEADERS.includes(key) || /sig|token|secret|auth|session|cookie|key/.test(key)) out[key] = '[Redacted]'
+    // The page a widget runs on may carry the same kind of parameters in its own URL.
+    else if (key === 'referer' && typeof v === 'string') out[key] = redactQuery(v)
+    else out[key] = v
   }
   return out
+}
+
+/** Query parameters whose values are people's data or credentials (API.md section 8). */
+const PEOPLE_PARAMS = /^(q|.*email.*)$/i
+const CREDENTIAL_PARAMS = /token|session|secret|signature|password|key/i
+
+function decodeName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '))
+  } catch {
+    return raw // malformed escapes: judge the name as written
+  }
+}
+
+/**
+ * A URL as logged: the query string keeps every parameter name, and the values of `q`, e-mail
+ * parameters and any parameter whose name contains token, session, secret, signature, password
+ * or key (any case, names percent-decoded before they are judged) become `[Redacted]`. A search
+ * for a guest's address or a provider's return parameters never reach the log.
+ */
+export function redactQuery(url: string): string {
+  const start = url.indexOf('?')
+  if (start < 0) return url
+  const pairs = url.slice(start + 1).split('&')
+  for (let i = 0; i < pairs.length; i++) {
+    const eq = pairs[i].indexOf('=')
+    if (eq < 0) continue
+    const name = decodeName(pairs[i].slice(0, eq))
+    if (PEOPLE_PARAMS.test(name) || CREDENTIAL_PARAMS.test(name)) pairs[i] = `${pairs[i].slice(0, eq)}=[Redacted]`
+  }
+  return `${url.slice(0, start)}?${pairs.join('&')}`
 }
 
 export function loggerOptions(level: string): NonNullable<FastifyServerOptions['logger']> {
@@ -35,7 +69,7 @@ export function loggerOptions(level: string): NonNullable<FastifyServerOptions['
     serializers: {
       req: (req) => ({
         method: req.method,
-        url: req.url,
+        url: redactQuery(req.url),
         remoteAddress: req.ip,
         headers: safeHeaders(req.headers as Record<string, unknown>),
       }),

@@ -10,7 +10,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     app.get(
       `/${provider}/return`,
       {
-        config: { access: 'public' },
+        config: { access: 'public', providerFacing: true },
         schema: {
           tags: ['billing'],
           summary: `Browser return from ${provider} checkout`,

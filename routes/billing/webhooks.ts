@@ -24,7 +24,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/webhooks/provider-a',
-    { config: { access: 'public' }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
+    { config: { access: 'public', providerFacing: true }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
     async (request) => {
       await receiveProviderA(request.ctx, request.headers, raw(request.body))
       return { received: true as const }
@@ -33,7 +33,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/webhooks/provider-b',
-    { config: { access: 'public' }, schema: schema('Provider B webhook (verified through the provider API)') },
+    { config: { access: 'public', providerFacing: true }, schema: schema('Provider B webhook (verified through the provider API)') },
     async (request) => {
       await receiveProviderB(request.ctx, request.headers, raw(request.body))
       return { received: true as const }

@@ -1,8 +1,9 @@
 import type { Deps, Log } from '../context.js'
 import type { Role } from '../db/schema.js'
-import { badRequest, forbidden, unauthorized } from '../errors.js'
+import { badRequest, forbidden, idpUnavailable, unauthorized } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import { can, type Permission } from './permissions.js'
+import { IdpUnavailableError } from './tokens.js'
 
 /**
  * Who is calling, resolved once from the request's credentials (plugins/auth.ts) or set by the
@@ -87,12 +88,20 @@ export async function resolveCaller(deps: AuthDeps, log: Log, access: Access, cr
   throw unauthorized()
 }
 
-/** The user a member token names; 401 when it does not verify (the reason is logged, never answered). */
+/**
+ * The user a member token names; 401 when it does not verify (the reason is logged, never
+ * answered), 503 IDP_UNAVAILABLE when it could not be checked (the identity provider's keys could
+ * not be fetched: the token is not known to be bad).
+ */
 export async function verifyMemberToken(deps: Pick<AuthDeps, 'memberTokens'>, log: Log, token: string): Promise<UserCaller> {
   try {
     const claims = await deps.memberTokens(token)
     return { kind: 'user', userId: claims.sub, name: claims.name, email: claims.email }
   } catch (err) {
+    if (err instanceof IdpUnavailableError) {
+      log.warn({ reason: err.message }, 'member token not checked: identity provider unavailable')
+      throw idpUnavailable()
+    }
     log.info({ reason: (err as Error).message }, 'member token refused')
     throw unauthorized('Invalid or expired token')
   }

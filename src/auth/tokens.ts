@@ -1,5 +1,6 @@
+import { KeyObject } from 'node:crypto'
 import { createSigner, createVerifier, type DecodedJwt } from 'fast-jwt'
-import buildGetJwks from 'get-jwks'
+import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors } from 'jose'
 import type { Config } from '../config.js'
 
 /**
@@ -17,6 +18,13 @@ export class TokenError extends Error {
   /** True when the token was authentic but has expired (POST /auth then just starts afresh). */
   expired = false
 }
+
+/**
+ * The identity provider's keys could not be fetched in time (down, hung, or answering errors):
+ * the API answers 503 IDP_UNAVAILABLE and the gateway refuses the handshake naming it, never as
+ * if the token were bad.
+ */
+export class IdpUnavailableError extends Error {}
 
 export interface MemberClaims {
   sub: string
@@ -36,8 +44,82 @@ export type MemberVerifier = (token: string) => Promise<MemberClaims>
 /** Asymmetric algorithms accepted from the identity provider; everything else is refused before any key lookup. */
 export const JWKS_ALGORITHMS = ['RS256', 'ES256'] as const
 const CLOCK_TOLERANCE_MS = 5_000
-/** After a kid was not found in the JWKS, other unknown kids are refused without a refetch for this long. */
+/**
+ * After a JWKS fetch (or a failed one), a kid the set does not hold is answered without another
+ * fetch for this long: 401 after a fetch that did not have it, 503 after a fetch that failed.
+ * Garbage tokens with random kids would otherwise become one request to the provider each.
+ */
 export const UNKNOWN_KID_COOLDOWN_MS = 2_000
+/** How long a fetched set is used before a key lookup refreshes it (in the background). */
+export const JWKS_MAX_AGE_MS = 10 * 60_000
+
+/**
+ * The identity provider's signing keys as PEM (what fast-jwt takes), from its JWKS.
+ * jose's remote set does the fetching (an AbortSignal timeout of AUTH_JWKS_TIMEOUT_MS around the
+ * whole request, one fetch at a time, the set validated) and its local set the key selection
+ * (kid, alg, kty, use); get-jwks was dropped because its fetch had no effective timeout.
+ * - A kid in the last fetched set is answered from it at once, even when the provider is down:
+ *   a set older than JWKS_MAX_AGE_MS is refreshed in the background, never waited for.
+ * - A kid not in it waits for one fetch (bounded by the timeout); the cooldown above keeps
+ *   floods of random kids from turning into fetches.
+ */
+function createJwksKeys(url: URL, timeoutMs: number) {
+  const remote = createRemoteJWKSet(url, { timeoutDuration: timeoutMs })
+  let local: ReturnType<typeof createLocalJWKSet> | undefined
+  let fetchedAt = -Infinity
+  let failedAt = -Infinity
+  let pending: Promise<void> | undefined
+  const pems = new WeakMap<object, string>()
+
+  const refresh = () =>
+    (pending ??= remote
+      .reload()
+      .then(
+        () => {
+          local = createLocalJWKSet(remote.jwks()!)
+          fetchedAt = Date.now()
+        },
+        (err: unknown) => {
+          failedAt = Date.now()
+          throw new IdpUnavailableError(`identity provider keys unavailable: ${(err as Error).message}`)
+        },
+      )
+      .finally(() => {
+        pending = undefined
+      }))
+
+  const pemOf = (key: CryptoKey) => {
+    let pem = pems.get(key)
+    if (!pem) pems.set(key, (pem = KeyObject.from(key).export({ type: 'spki', format: 'pem' }) as string))
+    return pem
+  }
+  // The key for (alg, kid) from a set, or null when the set has none; other refusals are the token's fault.
+  const lookup = async (set: NonNullable<typeof local>, alg: string, kid: string) => {
+    try {
+      return pemOf(await set({ alg, kid }))
+    } catch (err) {
+      if (err instanceof joseErrors.JWKSNoMatchingKey) return null
+      throw new TokenError(`no usable key for kid ${kid}: ${(err as Error).message}`)
+    }
+  }
+
+  return {
+    async publicKey(alg: string, kid: string): Promise<string> {
+      const now = Date.now()
+      const known = local && (await lookup(local, alg, kid))
+      if (known) {
+        if (now - fetchedAt > JWKS_MAX_AGE_MS && now - failedAt > UNKNOWN_KID_COOLDOWN_MS) refresh().catch(() => {})
+        return known
+      }
+      if (now - failedAt < UNKNOWN_KID_COOLDOWN_MS) throw new IdpUnavailableError('identity provider keys unavailable (recent fetch failed)')
+      if (now - fetchedAt < UNKNOWN_KID_COOLDOWN_MS) throw new TokenError('unknown kid')
+      await refresh()
+      const fetched = await lookup(local!, alg, kid)
+      if (!fetched) throw new TokenError('unknown kid')
+      return fetched
+    },
+  }
+}
 
 function isVisitorClaims(claims: Record<string, unknown>): boolean {
   const aud = claims.aud
@@ -63,15 +145,7 @@ export function createMemberVerifier(config: Config): MemberVerifier {
   }
   let verify: (token: string) => Promise<Record<string, unknown>>
   if (config.AUTH_JWKS_URL) {
-    const url = new URL(config.AUTH_JWKS_URL)
-    const jwks = buildGetJwks({
-      max: 100,
-      ttl: 10 * 60_000,
-      jwksPath: url.pathname + url.search,
-      issuersWhitelist: [url.origin],
-    })
-    const domain = `${url.origin}/`
-    let lastMissAt = 0
+    const keys = createJwksKeys(new URL(config.AUTH_JWKS_URL), config.AUTH_JWKS_TIMEOUT_MS)
     verify = createVerifier({
       ...common,
       algorithms: [...JWKS_ALGORITHMS],
@@ -83,17 +157,7 @@ export function createMemberVerifier(config: Config): MemberVerifier {
           throw new TokenError(`algorithm ${String(alg)} is not accepted`)
         }
         if (typeof kid !== 'string' || kid === '' || kid.length > 256) throw new TokenError('token has no usable kid')
-        // Every unknown kid makes get-jwks refetch the whole set: without a cooldown, garbage
-        // tokens would turn into one request to the identity provider each.
-        const cacheKey = jwks.generateCacheKey(alg, kid, domain)
-        const known = jwks.cache.get(cacheKey) !== undefined || jwks.staleCache.get(cacheKey) !== undefined
-        if (!known && Date.now() - lastMissAt < UNKNOWN_KID_COOLDOWN_MS) throw new TokenError('unknown kid')
-        try {
-          return await jwks.getPublicKey({ domain: url.origin, kid, alg })
-        } catch (err) {
-          if ((err as { code?: string }).code === 'JWK_NOT_FOUND') lastMissAt = Date.now()
-          throw err
-        }
+        return keys.publicKey(alg, kid)
       },
     }) as typeof verify
   } else {
@@ -105,6 +169,9 @@ export function createMemberVerifier(config: Config): MemberVerifier {
     try {
       claims = await verify(token)
     } catch (err) {
+      // fast-jwt wraps what the key callback throws; an unreachable provider is not a bad token.
+      const cause = (err as { originalError?: unknown }).originalError
+      if (cause instanceof IdpUnavailableError) throw cause
       throw new TokenError((err as Error).message)
     }
     if (isVisitorClaims(claims)) throw new TokenError('a visitor session is not a member token')

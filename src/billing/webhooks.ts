@@ -2,6 +2,7 @@ import type { Ctx } from '../context.js'
 import type { BillingProvider } from '../db/schema.js'
 import { dependencyUnavailable, invalidPayload, invalidSignature, notConfigured } from '../errors.js'
 import { isUuid } from '../uuid.js'
+import { scanJsonText } from '../validation.js'
 import { applyOperation, type Operation } from './operations.js'
 import * as providerA from './provider-a.js'
 import * as providerB from './provider-b.js'
@@ -9,8 +10,12 @@ import * as providerB from './provider-b.js'
 type Headers = Record<string, string | string[] | undefined>
 
 function parseJson(raw: Buffer): unknown {
+  const text = raw.toString('utf8')
+  // Bounded before JSON.parse, like every JSON body (provider B parses before verification).
+  const { refusal } = scanJsonText(text)
+  if (refusal) throw invalidPayload(refusal)
   try {
-    return JSON.parse(raw.toString('utf8'))
+    return JSON.parse(text)
   } catch {
     throw invalidPayload('Body is not valid JSON')
   }

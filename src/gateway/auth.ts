@@ -9,8 +9,12 @@ export type SocketPrincipal =
   | { kind: 'member'; workspaceId: string; userId: string; expiresAt?: number }
   | { kind: 'visitor'; guestId: string; channelId: string; workspaceId: string; expiresAt?: number }
 
-/** The reasons the contract names; the client reads them as `connect_error`'s message. */
-export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER'
+/**
+ * The reasons the contract names, and IDP_UNAVAILABLE when the member token could not be checked
+ * because the identity provider's keys could not be fetched (a retry later may succeed; the
+ * token is not known to be bad). The client reads them as `connect_error`'s message.
+ */
+export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER' | 'IDP_UNAVAILABLE'
 
 export class HandshakeError extends Error {
   data: { code: string; message: string }
@@ -59,6 +63,7 @@ export async function authenticate(
   } catch (err) {
     if (err instanceof AppError && err.statusCode === 401) throw new HandshakeError('UNAUTHENTICATED', err.code, err.message)
     if (err instanceof AppError && err.statusCode === 403) throw new HandshakeError('NOT_A_MEMBER', err.code, err.message)
+    if (err instanceof AppError && err.code === 'IDP_UNAVAILABLE') throw new HandshakeError('IDP_UNAVAILABLE', err.code, err.message)
     throw err
   }
   throw new HandshakeError('UNAUTHENTICATED', 'UNAUTHENTICATED', 'Credentials required: { token, workspaceId } or { visitorSession }')

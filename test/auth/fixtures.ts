@@ -7,7 +7,8 @@ import { build, type TestContext } from '../helper.js'
 /**
  * A real identity provider stand-in: an HTTP server on 127.0.0.1 publishing a JWKS with one
  * RS256 key (published without `alg`, as some providers do, so algorithm confusion is not
- * stopped by get-jwks' alg match) and one ES256 key. Counts JWKS fetches.
+ * stopped by an alg match) and one ES256 key. Counts JWKS fetches. Its JWKS endpoint can be
+ * made to hang (accept and never answer) or fail (500), and new keys can be published.
  */
 export interface Idp {
   jwksUrl: string
@@ -15,6 +16,10 @@ export interface Idp {
   audience: string
   fetches: () => number
   rsaPublicPem: string
+  /** 'ok' serves the JWKS; 'stall' accepts the request and never answers; 'error' answers 500. */
+  setMode(mode: 'ok' | 'stall' | 'error'): void
+  /** Publishes a new RS256 key under `kid` (a key rotation) and returns its private key. */
+  publishKey(kid: string): Promise<CryptoKey>
   sign(opts: {
     alg?: 'RS256' | 'ES256'
     kid?: string
@@ -33,18 +38,25 @@ export async function startIdp(t: TestContext): Promise<Idp> {
   const ec = await generateKeyPair('ES256', { extractable: true })
   const rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: 'rsa-1', use: 'sig' }
   const ecJwk = { ...(await exportJWK(ec.publicKey)), kid: 'ec-1', alg: 'ES256', use: 'sig' }
+  const keys: Record<string, unknown>[] = [rsaJwk, ecJwk]
   let fetches = 0
+  let mode: 'ok' | 'stall' | 'error' = 'ok'
   const server: Server = createServer((req, res) => {
     if (req.url === '/.well-known/jwks.json') {
       fetches++
+      if (mode === 'stall') return // the socket stays open, nothing is ever written
+      if (mode === 'error') return void res.writeHead(500).end('upstream trouble')
       res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ keys: [rsaJwk, ecJwk] }))
+      res.end(JSON.stringify({ keys }))
       return
     }
     res.writeHead(404).end()
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  t.teardown(() => {
+    server.closeAllConnections() // stalled requests would hold close() forever
+    return new Promise<void>((resolve) => server.close(() => resolve()))
+  })
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const issuer = `${origin}/`
   const audience = 'parley-api'
@@ -55,6 +67,14 @@ export async function startIdp(t: TestContext): Promise<Idp> {
     audience,
     fetches: () => fetches,
     rsaPublicPem: await exportSPKI(rsa.publicKey),
+    setMode: (m) => {
+      mode = m
+    },
+    async publishKey(kid) {
+      const pair = await generateKeyPair('RS256', { extractable: true })
+      keys.push({ ...(await exportJWK(pair.publicKey)), kid, use: 'sig' })
+      return pair.privateKey
+    },
     async sign(o) {
       const alg = o.alg ?? 'RS256'
       const payload: JWTPayload = { name: 'Ida Member', email: 'ida@example.test', ...o.claims }

@@ -12,7 +12,7 @@ const register = (app: App) => {
       config: { access: 'public' },
       schema: {
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), note: Type.Optional(Type.String()) }, { additionalProperties: false }),
-        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }),
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { additionalProperties: false }),
       },
     },
     async (request) => ({ ok: true, name: request.body.name }),
@@ -111,4 +111,19 @@ t.test('a write route without schema.body is refused at start-up; NoBody takes n
   t.equal(field.statusCode, 400)
   t.equal(field.json().message, "unknown field 'x'")
   t.equal((await app.inject({ method: 'POST', url: '/__none', headers: json, payload: '[1]' })).statusCode, 400, 'an array is not an empty body')
+})
+
+t.test("the router's own refusals answer with the contract's body (found by the fuzz sweep)", async (t) => {
+  const { app } = await build(t)
+  const long = 'x'.repeat(600) // past the router's maxParamLength (500)
+  let res = await app.inject({ method: 'GET', url: `/conversations/${long}/messages` })
+  t.equal(res.statusCode, 414)
+  shape(t, res.json(), 414, 'URI_TOO_LONG')
+  t.equal(res.json().error, 'URI Too Long')
+  t.notMatch(res.body, /xxxxxxxxxx/, 'the path is not echoed')
+  t.ok(res.headers['x-request-id'])
+
+  res = await app.inject({ method: 'GET', url: '/conversations/%E0%A4%A/messages' })
+  t.equal(res.statusCode, 400)
+  shape(t, res.json(), 400, 'BAD_URL')
 })
