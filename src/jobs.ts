@@ -1,8 +1,7 @@
 import { PgBoss, type JobWithMetadata, type Queue, type SendOptions } from 'pg-boss'
-import type postgres from 'postgres'
 import type { Config } from './config.js'
 import { contextFor, type Ctx, type Deps, type Log } from './context.js'
-import type { Sql } from './db/client.js'
+import type { Parameter, Sql } from './db/client.js'
 
 /** One durable job queue of an area: its name, retry policy and handler. Listed in src/queues.ts. */
 export interface QueueDefinition<T extends object = object> {
@@ -55,7 +54,7 @@ export async function createJobs(config: Config, log: Log, queues: readonly Queu
         // pg-boss's executor over the transaction: the INSERT of the job runs inside it.
         db: {
           executeSql: async (text: string, values?: unknown[]) => ({
-            rows: await tx.unsafe(text, (values ?? []) as postgres.ParameterOrJSON<never>[]),
+            rows: await tx.unsafe(text, (values ?? []) as Parameter[]),
           }),
         },
       }),

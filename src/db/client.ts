@@ -14,6 +14,8 @@ export type Pool = postgres.Sql
 export type Sql = postgres.ISql
 /** A piece of a statement built with the same tag (sql`pinned = ${pinned}`), embedded in another. */
 export type Fragment = postgres.Fragment
+/** A value bound to a `$n` of an `unsafe` statement (pg-boss's own SQL, src/jobs.ts). */
+export type Parameter = postgres.ParameterOrJSON<never>
 /** A statement not yet awaited, typed by its rows (EXPLAIN scripts plan exactly what a module runs). */
 export type Query<Rows extends readonly object[]> = postgres.PendingQuery<Rows>
 
