@@ -9,9 +9,8 @@
  * DATABASE_URL + WORKSPACE_ID + DATABASE_POOL_MAX)
  */
 import { readFileSync } from 'node:fs'
-import { drizzle } from 'drizzle-orm/postgres-js'
 import Fastify from 'fastify'
-import { createSql } from '../plugins/db.js'
+import { createSql } from '../src/db/client.js'
 import { listPageOne } from './list-sql.js'
 
 const mode = process.argv[2]
@@ -26,7 +25,6 @@ if (mode === 'framework') {
   const url = new URL(process.env.DATABASE_URL!)
   if (process.env.PLAN_CACHE_MODE) url.searchParams.set('plan_cache_mode', process.env.PLAN_CACHE_MODE)
   const sql = createSql(url.toString(), Number(process.env.DATABASE_POOL_MAX ?? 10))
-  drizzle(sql) // the app's type parsers: timestamps stay text, as app.sql returns them
   const workspaceId = process.env.WORKSPACE_ID!
   app.get('/list', async () => {
     const rows = await listPageOne(sql, workspaceId, 20)

@@ -8,14 +8,12 @@
  */
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
-import { drizzle } from 'drizzle-orm/postgres-js'
 import { Redis } from 'ioredis'
 import pino from 'pino'
 import type { Socket } from 'socket.io-client'
-import { createSql } from '../plugins/db.js'
+import { createSql } from '../src/db/client.js'
 import { createVisitorTokens } from '../src/auth/tokens.js'
 import { loadConfig } from '../src/config.js'
-import * as schema from '../src/db/schema.js'
 import { createPublisher, rooms } from '../src/events.js'
 import { connect, startGateway, testDatabaseAndPrefix } from '../test/gateway/fixtures.js'
 import { memberToken, testEnv } from '../test/helper.js'
@@ -31,15 +29,22 @@ try {
   const { databaseUrl, redisPrefix } = await testDatabaseAndPrefix(t)
   const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix }))
   const sql = createSql(databaseUrl, 2)
-  const db = drizzle(sql, { schema })
   const workspaceId = randomUUID()
   const channelId = randomUUID()
-  await db.insert(schema.workspaces).values({ id: workspaceId, name: 'Bench' })
-  await db.insert(schema.channels).values({ id: channelId, workspaceId, name: 'Web', channelToken: `ct_${randomUUID()}`, identitySecret: `is_${randomUUID()}` })
+  await sql`INSERT INTO workspaces (id, name) VALUES (${workspaceId}, 'Bench')`
+  await sql`
+    INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
+    VALUES (${channelId}, ${workspaceId}, 'Web', ${`ct_${randomUUID()}`}, ${`is_${randomUUID()}`})`
   const userIds = Array.from({ length: MEMBERS }, (_, i) => `bench|${i}`)
-  await db.insert(schema.members).values(userIds.map((userId) => ({ workspaceId, userId, name: userId, role: 'agent' as const })))
+  await sql`
+    INSERT INTO members (workspace_id, user_id, name, role)
+    SELECT ${workspaceId}, u, u, 'agent' FROM unnest(${userIds}::text[]) AS u`
   const guestIds = Array.from({ length: GUESTS }, () => randomUUID())
-  if (GUESTS) await db.insert(schema.guests).values(guestIds.map((id) => ({ id, workspaceId, channelId, name: 'Guest', email: `${id}@example.test` })))
+  if (GUESTS) {
+    await sql`
+      INSERT INTO guests (id, workspace_id, channel_id, name, email)
+      SELECT g, ${workspaceId}, ${channelId}, 'Guest', g || '@example.test' FROM unnest(${guestIds}::uuid[]) AS g`
+  }
   await sql.end()
 
   const gateways = await Promise.all([startGateway(t, { databaseUrl, redisPrefix }), startGateway(t, { databaseUrl, redisPrefix })])

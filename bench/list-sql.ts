@@ -1,4 +1,4 @@
-import type { Sql } from '../plugins/db.js'
+import type { Sql } from '../src/db/client.js'
 import { resolveList, sectionQuery } from '../src/conversations/lists.js'
 
 /**
@@ -9,10 +9,10 @@ import { resolveList, sectionQuery } from '../src/conversations/lists.js'
  * listConversations does. The raw-SQL ceiling server runs this with no auth, validation,
  * mapping, cursor or response schema: the database's limit for that endpoint.
  */
-export async function listPageOne(sql: Sql, workspaceId: string, limit = 20): Promise<Record<string, unknown>[]> {
+export async function listPageOne(sql: Sql, workspaceId: string, limit = 20) {
   const r = resolveList('open', { workspaceId, userId: 'bench|ceiling' }, { limit })
   const want = limit + 1
-  const rows: Record<string, unknown>[] = []
+  const rows: Awaited<ReturnType<typeof sectionQuery>>[number][] = []
   for (const pinned of [true, false]) {
     if (rows.length >= want) break
     rows.push(...(await sectionQuery(sql, r, { pinned }, want - rows.length)))

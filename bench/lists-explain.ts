@@ -84,10 +84,10 @@ async function main() {
   }
   const caller = { workspaceId: WS, userId: 'agent-7' }
   const q = (over: Partial<ListQuery>): ListQuery => ({ limit: 20, ...over })
-  type Case = { name: string; query: postgres.PendingQuery<postgres.Row[]> }
+  type Case = { name: string; query: postgres.Fragment }
   const cases: Case[] = []
   const list = (name: string, kind: 'open' | 'mine' | 'closed', lq: ListQuery, section: { pinned?: boolean; after?: { t: string; id: string } }) =>
-    cases.push({ name, query: sectionQuery(sql as never, resolveList(kind, caller, lq), section, 21) })
+    cases.push({ name, query: sectionQuery(sql, resolveList(kind, caller, lq), section, 21) })
 
   const openMidDesc = await mid("c.status = 'OPEN' AND NOT c.pinned", 'c.last_message_at', 'DESC')
   const openMidAsc = await mid("c.status = 'OPEN' AND NOT c.pinned", 'c.created_at', 'ASC')
@@ -106,15 +106,15 @@ async function main() {
   list('closed, lastMessageAt asc', 'closed', q({ sortBy: 'lastMessageAt', sortOrder: 'asc' }), {})
   list('closed, createdAt desc', 'closed', q({ sortBy: 'createdAt' }), {})
   list('closed, updatedAt asc', 'closed', q({ sortBy: 'updatedAt', sortOrder: 'asc' }), {})
-  cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql as never, WS, HEAVY_GUEST, undefined, 21) })
+  cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql, WS, HEAVY_GUEST, undefined, 21) })
   cases.push({
     name: 'available-agents openAssigned (grouped)',
-    query: agentsQuery(sql as never, WS),
+    query: agentsQuery(sql, WS),
   })
 
   // channelId filter: a real channel id.
   const fixChannel = cases.find((c) => c.name.includes('channelId'))!
-  fixChannel.query = sectionQuery(sql as never, resolveList('open', caller, q({ readStatus: 'unread', channelId: (await sql`SELECT md5('c2')::uuid::text AS id`)[0]!.id })), { pinned: false }, 21)
+  fixChannel.query = sectionQuery(sql, resolveList('open', caller, q({ readStatus: 'unread', channelId: (await sql`SELECT md5('c2')::uuid::text AS id`)[0]!.id })), { pinned: false }, 21)
 
   let out = `# EXPLAIN (ANALYZE, BUFFERS), ${N} conversations in one workspace (+${N / 4} in another)\n`
   let bad = 0

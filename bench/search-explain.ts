@@ -8,10 +8,11 @@
  * Uses database parley_search_bench_<conversations> (created from the test template; reused
  * when it exists). docs/search.md quotes its output.
  */
-import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
+import { useTextTypes } from '../src/db/client.js'
 import { searchConversations } from '../src/search/search.js'
+import { benchOwner, scriptContext } from './lib/context.js'
 import { databaseUrl, ensureTemplate, ADMIN_URL } from '../test/setup/database.js'
 
 const conversations = Number(process.argv[2] ?? 100_000)
@@ -36,8 +37,8 @@ const sql = postgres(url, {
   connection: { TimeZone: 'UTC' },
   debug: (_conn, query, params) => captured.push({ query, params: params as unknown[] }),
 })
-// As in the app: drizzle's driver makes timestamps come back as text.
-drizzle(sql)
+// As in the app: timestamps come back as text.
+useTextTypes(sql)
 
 if (!exists) {
   const t0 = Date.now()
@@ -99,10 +100,11 @@ const [{ n: convCount }] = await sql<{ n: string }[]>`SELECT count(*)::text AS n
 console.log(`\n# ${convCount} conversations, ${msgCount} messages (90% in the searched workspace)\n`)
 
 const config = loadConfig({ AUTH_JWT_SECRET: 'x'.repeat(32), VISITOR_SESSION_SECRET: 'y'.repeat(32) })
+const ctx = scriptContext(sql, config, benchOwner(WS))
 
 async function explainSearch(label: string, q: string) {
   captured.length = 0
-  await searchConversations(sql, config, { workspaceId: WS, q, limit: 20 })
+  await searchConversations(ctx, { q, limit: 20 })
   const main = captured.find((c) => c.query.includes('ranked AS'))!
   const plan = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${main.query}`, main.params as never[])
   console.log(`## ${label}: q=${JSON.stringify(q)}\n`)
@@ -110,7 +112,7 @@ async function explainSearch(label: string, q: string) {
   const times: number[] = []
   for (let i = 0; i < 15; i++) {
     const t0 = performance.now()
-    await searchConversations(sql, config, { workspaceId: WS, q, limit: 20 })
+    await searchConversations(ctx, { q, limit: 20 })
     times.push(performance.now() - t0)
   }
   times.sort((a, b) => a - b)

@@ -9,10 +9,11 @@
  *
  * `small` searches the small (10,000-conversation) workspace instead of the largest.
  */
-import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
+import { useTextTypes } from '../src/db/client.js'
 import { searchConversations } from '../src/search/search.js'
+import { benchOwner, scriptContext } from './lib/context.js'
 
 const [db, word, which, runsArg] = process.argv.slice(2)
 if (!db || !word) throw new Error('usage: search-plan.ts <db> <word> [small|largest] [runs]')
@@ -28,11 +29,12 @@ const sql = postgres(url.toString(), {
     if (/WITH hits/.test(text)) captured = { text, params: params as unknown[] }
   },
 })
-// As in the app: drizzle's driver makes timestamps come back as text.
-drizzle(sql)
+// As in the app: timestamps come back as text.
+useTextTypes(sql)
 const [meta] = await sql<{ data: { seed: Record<string, { id: string }> } }[]>`SELECT data FROM bench_meta`
 const workspaceId = meta!.data.seed[which === 'small' ? 'small' : 'largest']!.id
 const config = loadConfig({ ...process.env, DATABASE_URL: url.toString(), CURSOR_SECRET: 'x'.repeat(32), AUTH_JWT_SECRET: 'x'.repeat(32), VISITOR_SESSION_SECRET: 'x'.repeat(32) } as never)
+const ctx = scriptContext(sql, config, benchOwner(workspaceId))
 const [{ pid }] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`
 const { readFileSync } = await import('node:fs')
 const ticks = (): number => {
@@ -41,12 +43,12 @@ const ticks = (): number => {
   return Number(f[11]) + Number(f[12])
 }
 const runs = Number(runsArg ?? 20)
-await searchConversations(sql, config, { workspaceId, q: word, limit: 20 })
+await searchConversations(ctx, { q: word, limit: 20 })
 const times: number[] = []
 const cpu0 = ticks()
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now()
-  await searchConversations(sql, config, { workspaceId, q: word, limit: 20 })
+  await searchConversations(ctx, { q: word, limit: 20 })
   times.push(performance.now() - t0)
 }
 const cpuMs = ((ticks() - cpu0) * 10) / runs // USER_HZ = 100

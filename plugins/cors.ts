@@ -1,55 +1,56 @@
 import cors from '@fastify/cors'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Access } from '../src/auth/callers.js'
 import { memberOrigins } from '../src/config.js'
 
+/** Routes a visitor may call, and public ones, are open to any origin; member-only routes are not. */
+const isOpen = (access: Access | undefined) => access === undefined || access === 'public' || access.visitor === true
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** On the preflight route of a URL: whether each method's route there is open to any origin. */
+    preflight?: Map<string, boolean>
+  }
+}
+
 /**
- * CORS per the contract: routes a visitor may call, and public ones, allow any origin (POST /auth
- * enforces the channel's allowedOrigins itself); member-only routes allow CORS_ORIGINS.
- * A preflight has not reached its route yet, so every route's path is collected as it is
- * declared and matched by pattern. Where several patterns match a path, the one the router would
- * pick decides (segment by segment, static before :param before *): `/conversations/closed`
- * (member-only) must not inherit the open CORS of `/conversations/:id` (visitor-callable).
+ * CORS per the contract: open routes allow any origin (POST /auth enforces the channel's
+ * allowedOrigins itself); member-only routes allow CORS_ORIGINS. A request is judged by the route
+ * that answers it, read from that route's own access. A preflight names its method in
+ * Access-Control-Request-Method and reaches no route of ours, so every URL gets an OPTIONS route
+ * as its routes are declared, holding the openness of each method: the router then picks the URL
+ * a preflight is about by its own precedence (`/conversations/closed`, member-only, before the
+ * visitor-callable `/conversations/:id`).
  */
 export default fp(
   async (app) => {
-    const routes: { method: string; pattern: RegExp; open: boolean; rank: number[] }[] = []
-    app.addHook('onRoute', (route) => {
-      const access = route.config?.access
-      const isOpen = access === undefined || access === 'public' || access.visitor === true
-      const pattern = new RegExp(
-        '^' +
-          route.url
-            .replace(/[.+?^${}()|[\]\\*]/g, '\\$&')
-            .replace(/:[^/]+/g, '[^/]+')
-            .replace(/\\\*/g, '.*') +
-          '/?$',
-      )
-      const rank = route.url.split('/').map((seg) => (seg.includes('*') ? 2 : seg.includes(':') ? 1 : 0))
-      for (const method of [route.method].flat()) routes.push({ method, pattern, open: isOpen, rank })
-    })
-    const precedes = (a: number[], b: number[]) => {
-      for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! < b[i]!
-      return false
-    }
-    const isOpenPath = (method: string, path: string) => {
-      let best: (typeof routes)[number] | undefined
-      for (const r of routes) {
-        if (r.method !== method || !r.pattern.test(path)) continue
-        if (!best || precedes(r.rank, best.rank)) best = r
+    const preflights = new Map<string, Map<string, boolean>>()
+    app.addHook('onRoute', function (route) {
+      const methods = [route.method].flat()
+      if (methods.includes('OPTIONS')) return
+      let open = preflights.get(route.url)
+      if (!open) {
+        preflights.set(route.url, (open = new Map()))
+        // A preflight the CORS hook does not answer (origin not allowed) is a 404, as for an unknown URL.
+        this.route({ method: 'OPTIONS', url: route.routePath, config: { preflight: open }, schema: { hide: true }, handler: (_request, reply) => reply.callNotFound() })
       }
-      return best?.open ?? false
-    }
-    const allowed = new Set(memberOrigins(app.config))
+      for (const method of methods) open.set(method, isOpen(route.config?.access))
+    })
 
+    const allowed = new Set(memberOrigins(app.config))
+    const openFor = (req: FastifyRequest) => {
+      const config = req.routeOptions.config
+      if (req.routeOptions.url === undefined) return false // no route: the 404 handler answers
+      if (req.method !== 'OPTIONS') return isOpen(config.access)
+      return config.preflight?.get(String(req.headers['access-control-request-method'] ?? 'GET').toUpperCase()) ?? false
+    }
     await app.register(cors, {
       hook: 'onRequest',
       delegator: (req, cb) => {
-        const path = (req.url ?? '/').split('?')[0]
-        const method = req.method === 'OPTIONS' ? String(req.headers['access-control-request-method'] ?? 'GET').toUpperCase() : req.method
-        const isOpen = isOpenPath(method, path)
         const origin = req.headers.origin
         cb(null, {
-          origin: isOpen ? true : origin !== undefined && allowed.has(origin),
+          origin: openFor(req) ? true : origin !== undefined && allowed.has(origin),
           methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
           allowedHeaders: ['authorization', 'content-type', 'x-workspace-id', 'x-visitor-session', 'x-channel-token', 'idempotency-key'],
           exposedHeaders: ['Content-Disposition', 'Retry-After', 'x-request-id'],

@@ -18,6 +18,18 @@ export default fp(
           },
         },
       },
+      // @fastify/swagger marks every request body required; a body schema that requires no field
+      // also takes an absent body (plugins/input.ts), so say so.
+      transformObject: (doc) => {
+        if (!('openapiObject' in doc)) return doc.swaggerObject
+        for (const path of Object.values(doc.openapiObject.paths ?? {})) {
+          for (const op of Object.values(path ?? {}) as { requestBody?: { required?: boolean; content?: Record<string, { schema?: { required?: string[] } }> } }[]) {
+            const schema = op?.requestBody?.content?.['application/json']?.schema
+            if (op?.requestBody && !schema?.required?.length) op.requestBody.required = false
+          }
+        }
+        return doc.openapiObject
+      },
     })
     await app.register(swaggerUi, { routePrefix: '/docs' })
   },

@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError, badRequest, errorBody } from '../src/errors.js'
-import { applyQuerystringPolicy, describeValidationError, findNul, nulInField, scanJsonText } from '../src/validation.js'
+import { AppError, errorBody } from '../src/errors.js'
+import { describeValidationError } from '../src/validation.js'
 
 /** Fastify's own error codes that are the client's fault, with the contract's code for each. */
 const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: string }> = {
@@ -14,38 +14,10 @@ const CLIENT_ERRORS: Record<string, { status: number; code: string; message?: st
 
 /**
  * The one error handler: every 4xx and 5xx leaves as { statusCode, error, code, message }.
- * 5xx bodies never carry the cause; the log does. Also writes the one log line per request.
+ * 5xx bodies never carry the cause; the log does. Unknown routes get the same body.
  */
 export default fp(
   async (app) => {
-    // An empty body with Content-Type: application/json is "no body", not malformed JSON:
-    // agent apps send it on PATCH routes that take none.
-    const defaultJson = app.getDefaultJsonParser('error', 'error')
-    // Fastify parses text/plain by default; the contract takes JSON only (anything else is 415).
-    // Routes that need another type (webhooks) add their own parser in their own scope.
-    app.removeAllContentTypeParsers()
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-      if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-      // Depth, size in values and NUL are checked on the text in one linear pass, before
-      // anything parses or walks it; the value is walked only to name the field of a NUL.
-      const scan = scanJsonText(body as string)
-      if (scan.refusal) return done(badRequest(scan.refusal), undefined)
-      defaultJson(req, body as string, (err, parsed) => {
-        const nul = !err && scan.hasNul ? findNul(parsed) : null
-        done(err ?? (nul ? nulInField(nul) : null), parsed)
-      })
-    })
-
-    // Any route, any string field: NUL never reaches PostgreSQL (which cannot store it). JSON
-    // bodies are checked by the parser above; raw bodies (webhooks) are bytes, not fields.
-    app.addHook('preValidation', async (request) => {
-      const hit = findNul(request.query, 'querystring') ?? findNul(request.params, 'params')
-      if (hit) throw nulInField(hit)
-    })
-
-    // Unknown query parameters: a 400 on every route but the provider-facing ones.
-    app.addHook('onRoute', applyQuerystringPolicy)
-
     app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
       if (err instanceof AppError) {
         if (err.statusCode >= 500) request.log.error({ err }, err.message)
@@ -74,16 +46,6 @@ export default fp(
       reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`))
     })
 
-    app.addHook('onSend', async (request, reply) => {
-      reply.header('x-request-id', request.id)
-    })
-
-    app.addHook('onResponse', async (request, reply) => {
-      request.log.info(
-        { req: request, statusCode: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
-        'request completed',
-      )
-    })
   },
   { name: 'errors' },
 )

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Name, Timestamp, Uuid } from './common.js'
 
 /** A browser origin: scheme, host and optional port, nothing after it ("https://shop.example.com"). */
@@ -17,6 +17,7 @@ export const Channel = Type.Object({
   identitySecret: Type.Optional(Type.String()),
   createdAt: Timestamp,
 })
+export type ChannelView = Static<typeof Channel>
 
 export const ChannelList = Type.Object({ data: Type.Array(Channel) })
 
@@ -34,6 +35,3 @@ export const UpdateChannelBody = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 )
-
-/** Malformed ids are checked in the handler (404, like an unknown id), not by the schema. */
-export const ChannelParams = Type.Object({ id: Type.String({ maxLength: 100 }) })

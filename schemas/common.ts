@@ -13,6 +13,16 @@ export const ErrorResponse = Type.Object(
 )
 
 export const Uuid = Type.String({ format: 'uuid' })
+
+/** A union of string literals from one of the vocabularies of src/db/schema.ts. */
+export const Literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
+  Type.Union(values.map((v) => Type.Literal(v)), options)
+
+/** The body of a POST, PUT, PATCH or DELETE route that takes none: nothing, null or {} (plugins/input.ts). */
+export const NoBody = Type.Object({}, { additionalProperties: false, description: 'No body (nothing, null or {})' })
+
+/** Every `:id` path parameter: any string, so a malformed id is a 404 from the domain (isUuid), like an unknown one. */
+export const IdParams = Type.Object({ id: Type.String() })
 export const Timestamp = Type.String({ format: 'date-time' })
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 

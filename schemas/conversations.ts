@@ -1,7 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, Timestamp, Uuid } from './common.js'
+import { assignmentActions, conversationStatus, senderTypes } from '../src/db/schema.js'
+import { presenceStatuses } from '../src/presence.js'
+import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
 
-export const ConversationStatus = Type.Union([Type.Literal('OPEN'), Type.Literal('RESOLVED'), Type.Literal('CLOSED')])
+/** Request and response shapes of /conversations and /api/public/conversations (src/conversations/). */
+
+export const ConversationStatus = Literals(conversationStatus)
 
 export const Conversation = Type.Object(
   {
@@ -30,7 +34,7 @@ export const Message = Type.Object(
   {
     id: Uuid,
     conversationId: Uuid,
-    senderType: Type.Union([Type.Literal('GUEST'), Type.Literal('AGENT'), Type.Literal('SYSTEM')]),
+    senderType: Literals(senderTypes),
     senderId: Nullable(Type.String()),
     senderName: Type.String(),
     body: Type.String(),
@@ -39,3 +43,133 @@ export const Message = Type.Object(
   { $id: 'Message' },
 )
 export type MessageView = Static<typeof Message>
+
+// Lists and public views
+
+/** Query strings of the conversation lists (API.md section 5, "List query"). Unknown parameters are a 400. */
+const lit = <T extends string>(values: readonly T[], def: T) => Literals(values, { default: def })
+
+const listFields = {
+  limit: Limit,
+  cursor: Type.Optional(Cursor),
+  channelId: Type.Optional(Uuid),
+  unassignedOnly: Type.Boolean({ default: false }),
+  readStatus: lit(['all', 'read', 'unread'] as const, 'all'),
+  sortOrder: lit(['desc', 'asc'] as const, 'desc'),
+}
+
+export const OpenListQuery = Type.Object(
+  { ...listFields, sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt'] as const, 'lastMessageAt') },
+  { additionalProperties: false },
+)
+
+export const MineListQuery = Type.Object(
+  {
+    ...listFields,
+    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt'] as const, 'lastMessageAt'),
+    status: Type.Optional(ConversationStatus),
+  },
+  { additionalProperties: false },
+)
+
+export const ClosedListQuery = Type.Object(
+  { ...listFields, sortBy: lit(['closedAt', 'lastMessageAt', 'createdAt', 'updatedAt'] as const, 'closedAt') },
+  { additionalProperties: false },
+)
+
+export const HistoryQuery = Type.Object({ limit: Limit, cursor: Type.Optional(Cursor) }, { additionalProperties: false })
+
+/** Any string: a malformed guest id is a 404 like an unknown one (ids cannot be probed). */
+export const HistoryParams = Type.Object({ guestId: Type.String() })
+
+export const ConversationPage = CursorPage(Conversation)
+
+export const AvailableAgent = Type.Object({
+  userId: Type.String(),
+  name: Type.String(),
+  presence: Literals(presenceStatuses),
+  openAssigned: Type.Integer(),
+})
+export type AvailableAgentView = Static<typeof AvailableAgent>
+export const AvailableAgents = Type.Object({ data: Type.Array(AvailableAgent) })
+
+/** Public (anonymous) views. */
+
+export const PublicStatus = Type.Object({ id: Uuid, deleted: Type.Boolean(), status: ConversationStatus })
+
+export const PublicAgent = Type.Object({
+  agent: Nullable(Type.Object({ name: Type.String(), avatarUrl: Nullable(Type.String()) })),
+})
+
+export const PublicMeta = Type.Object({
+  id: Uuid,
+  status: ConversationStatus,
+  assigned: Type.Boolean(),
+  createdAt: Timestamp,
+  lastMessageAt: Timestamp,
+  deleted: Type.Boolean(),
+})
+
+// One conversation, its messages and the unread counters
+
+
+export const CreateConversationBody = Type.Object(
+  { channelId: Uuid, guestId: Uuid },
+  { additionalProperties: false },
+)
+
+export const AssignBody = Type.Object(
+  { agentId: Type.String({ minLength: 1, maxLength: 255 }) },
+  { additionalProperties: false },
+)
+
+export const PostMessageBody = Type.Object(
+  {
+    body: Type.String({ minLength: 1, maxLength: 10_000 }),
+    clientMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+)
+
+export const MessagesQuery = Type.Object(
+  { limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+)
+
+export const MessagePage = CursorPage(Message)
+
+export const HistoryEntry = Type.Object({
+  action: Literals(assignmentActions),
+  agentId: Nullable(Type.String()),
+  previousAgentId: Nullable(Type.String()),
+  byUserId: Nullable(Type.String()),
+  at: Timestamp,
+})
+export type HistoryEntryView = Static<typeof HistoryEntry>
+export const HistoryList = Type.Object({ data: Type.Array(HistoryEntry) })
+
+export const UnreadCount = Type.Object({
+  total: Type.Integer(),
+  mine: Type.Integer(),
+  unassigned: Type.Integer(),
+  messages: Type.Integer(),
+  byChannel: Type.Record(Type.String(), Type.Integer()),
+})
+export type UnreadCountView = Static<typeof UnreadCount>
+
+const ScopeCount = Type.Object({ conversations: Type.Integer(), messages: Type.Integer() })
+export const CounterSnapshot = Type.Object({
+  total: Type.Integer(),
+  unassigned: Type.Integer(),
+  messages: Type.Integer(),
+  byAgent: Type.Record(Type.String(), ScopeCount),
+  byChannel: Type.Record(Type.String(), ScopeCount),
+})
+export const ReconcileResult = Type.Object({
+  before: CounterSnapshot,
+  after: CounterSnapshot,
+  conversationsFixed: Type.Integer(),
+  corrected: Type.Boolean(),
+})
+export type CounterSnapshotView = Static<typeof CounterSnapshot>
+export type ReconcileResultView = Static<typeof ReconcileResult>

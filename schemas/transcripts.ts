@@ -1,11 +1,12 @@
-import { Type } from '@sinclair/typebox'
-import { Email, Uuid } from './common.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { Email, Literals, Uuid } from './common.js'
 
-export const ConversationIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) })
+export const TranscriptFormat = Literals(['txt', 'json', 'html'], { default: 'txt' })
+export type TranscriptFormatName = Static<typeof TranscriptFormat>
 
 export const DownloadQuery = Type.Object(
   {
-    format: Type.Union([Type.Literal('txt'), Type.Literal('json'), Type.Literal('html')], { default: 'txt' }),
+    format: TranscriptFormat,
   },
   { additionalProperties: false },
 )

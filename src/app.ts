@@ -10,14 +10,12 @@ import { validatorPerHttpPart } from './validation.js'
 import authPlugin from '../plugins/auth.js'
 import configPlugin from '../plugins/config.js'
 import corsPlugin from '../plugins/cors.js'
-import dbPlugin from '../plugins/db.js'
+import depsPlugin from '../plugins/deps.js'
 import docsPlugin from '../plugins/docs.js'
 import errorsPlugin from '../plugins/errors.js'
-import eventsPlugin from '../plugins/events.js'
-import jobsPlugin from '../plugins/jobs.js'
-import mailPlugin from '../plugins/mail.js'
+import inputPlugin from '../plugins/input.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
-import redisPlugin from '../plugins/redis.js'
+import requestLogPlugin from '../plugins/request-log.js'
 
 // Route folders are .ts under tsx (dev, tests) and .js in the compiled build: tell autoload.
 if (import.meta.url.endsWith('.ts')) process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
@@ -33,7 +31,7 @@ export async function buildApp(opts: BuildOptions = {}) {
   const env = opts.env ?? process.env
   const app = Fastify({
     logger: opts.logger ?? loggerOptions(env.LOG_LEVEL ?? 'info'),
-    // One line per request, written in plugins/errors.ts' onResponse hook.
+    // One line per request, written by plugins/request-log.ts.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -58,12 +56,10 @@ export async function buildApp(opts: BuildOptions = {}) {
 
   // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.
   await app.register(configPlugin, { env })
+  await app.register(requestLogPlugin)
   await app.register(errorsPlugin)
-  await app.register(dbPlugin)
-  await app.register(redisPlugin)
-  await app.register(eventsPlugin)
-  await app.register(mailPlugin)
-  await app.register(jobsPlugin)
+  await app.register(inputPlugin)
+  await app.register(depsPlugin)
   await app.register(rateLimitPlugin)
   await app.register(authPlugin)
   await app.register(corsPlugin)

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Config } from './config.js'
-import { badRequest } from './errors.js'
+import { invalidCursor } from './errors.js'
 
 /**
  * Opaque keyset cursors: base64url(JSON { p: params, k: key }) + "." + HMAC tag. The params are
@@ -25,21 +25,20 @@ export class CursorCodec {
 
   /** The key of a valid cursor for these params; throws 400 INVALID_CURSOR otherwise. */
   decode(cursor: string, params: CursorParams): CursorKey {
-    const invalid = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
     const [payload, tag, ...rest] = cursor.split('.')
-    if (!payload || !tag || rest.length > 0) throw invalid()
+    if (!payload || !tag || rest.length > 0) throw invalidCursor()
     // Compare the canonical text, not decoded bytes: base64url's last character has spare bits,
     // so a decoded comparison would accept a cursor whose final character was changed.
     const given = Buffer.from(tag)
     const expected = Buffer.from(this.tag(payload).toString('base64url'))
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid()
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor()
     let parsed: { p?: unknown; k?: unknown }
     try {
       parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
     } catch {
-      throw invalid()
+      throw invalidCursor()
     }
-    if (JSON.stringify(parsed.p) !== JSON.stringify(normalise(params)) || !Array.isArray(parsed.k)) throw invalid()
+    if (JSON.stringify(parsed.p) !== JSON.stringify(normalise(params)) || !Array.isArray(parsed.k)) throw invalidCursor()
     return parsed.k as CursorKey
   }
 }
@@ -53,13 +52,12 @@ function normalise(params: CursorParams): Record<string, unknown> {
   )
 }
 
-const codecs = new Map<string, CursorCodec>()
-
-/** The app's codec: CURSOR_SECRET, else a key derived from VISITOR_SESSION_SECRET. */
-export function cursorCodec(config: Pick<Config, 'CURSOR_SECRET' | 'VISITOR_SESSION_SECRET'>): CursorCodec {
-  const secret =
-    config.CURSOR_SECRET ?? createHmac('sha256', config.VISITOR_SESSION_SECRET).update('parley:cursor').digest('hex')
-  let codec = codecs.get(secret)
-  if (!codec) codecs.set(secret, (codec = new CursorCodec(secret)))
-  return codec
+/**
+ * The process's codec (CURSOR_SECRET, else a key derived from VISITOR_SESSION_SECRET), built once
+ * by createDeps: domain code uses `ctx.cursor`, never a codec of its own.
+ */
+export function createCursorCodec(config: Pick<Config, 'CURSOR_SECRET' | 'VISITOR_SESSION_SECRET'>): CursorCodec {
+  return new CursorCodec(
+    config.CURSOR_SECRET ?? createHmac('sha256', config.VISITOR_SESSION_SECRET).update('parley:cursor').digest('hex'),
+  )
 }

@@ -27,13 +27,40 @@ export function errorBody(statusCode: number, code: string, message: string): Er
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message }
 }
 
+/*
+ * Every error factory of Parley is here: domain code, plugins and routes throw these (or the
+ * generic ones with a contract code), never `new AppError` of their own.
+ */
+
 export const badRequest = (message: string, code = 'VALIDATION_ERROR') => new AppError(400, code, message)
 export const unauthorized = (message = 'Authentication required', code = 'UNAUTHENTICATED') =>
   new AppError(401, code, message)
 export const forbidden = (message = 'Not allowed', code = 'FORBIDDEN') => new AppError(403, code, message)
 export const notFound = (code: string, message: string) => new AppError(404, code, message)
 export const conflict = (code: string, message: string) => new AppError(409, code, message)
+/** 429 with Retry-After: a time-window limit (plugins/rate-limit.ts) or a quota on rows (transcripts). */
+export const rateLimited = (retryAfterS: number, message = `Too many requests, retry in ${retryAfterS} s`) =>
+  new AppError(429, 'RATE_LIMITED', message, { 'retry-after': String(retryAfterS) })
+/** A bug in Parley itself (a route declared for other callers than its domain function serves). */
+export const internalError = (message: string) => new AppError(500, 'INTERNAL_ERROR', message)
+/** A dependency (database, provider API) cannot answer now: the sender retries. */
+export const dependencyUnavailable = (message: string) => new AppError(503, 'DEPENDENCY_UNAVAILABLE', message, { 'retry-after': '30' })
+export const notConfigured = (message: string) => new AppError(503, 'NOT_CONFIGURED', message)
+
+export const invalidCursor = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
+/** A NUL character in any field (found by findNul, src/validation.ts): PostgreSQL text cannot store it. */
+export const nulInField = (path: string) => badRequest(`field '${path}' must not contain NUL characters`)
+/** The member token could not be checked: the identity provider's keys could not be fetched in time. */
+export const idpUnavailable = () => new AppError(503, 'IDP_UNAVAILABLE', 'The identity provider is unavailable; retry later', { 'retry-after': '5' })
 export const conversationNotFound = () => notFound('CONVERSATION_NOT_FOUND', 'Conversation not found')
+export const guestNotFound = (message = 'Guest not found') => notFound('GUEST_NOT_FOUND', message)
+export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')
+export const memberNotFound = () => notFound('MEMBER_NOT_FOUND', 'Member not found')
+export const lastOwner = () => conflict('LAST_OWNER', 'The workspace must keep at least one active owner')
+export const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`, 'FORBIDDEN')
+/** A verified billing event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
+export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
+export const invalidSignature = () => badRequest('Webhook signature verification failed', 'INVALID_SIGNATURE')
 
 /**
  * Errors Fastify's router raises before any route, hook or error handler runs (Fastify's

@@ -1,6 +1,6 @@
 import { Emitter } from '@socket.io/redis-emitter'
 import type { Redis } from 'ioredis'
-import type { FastifyBaseLogger } from 'fastify'
+import type { Log } from './context.js'
 
 /**
  * Real-time events. The API publishes through Redis with @socket.io/redis-emitter; the gateway
@@ -23,7 +23,7 @@ export interface EventPublisher {
   publish(roomsToEmit: string[], event: EventName, payload: unknown): void
 }
 
-export function createPublisher(redis: Redis, prefix: string, log: FastifyBaseLogger): EventPublisher {
+export function createPublisher(redis: Redis, prefix: string, log: Log): EventPublisher {
   // The emitter fires publish() and drops the promise; this client catches it so a Redis outage
   // is a log line, not an unhandled rejection.
   const safeClient = {

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis'
-import type { Sql } from '../plugins/db.js'
+import type { HealthView } from '../schemas/health.js'
+import type { Deps } from './context.js'
 
-export type DependencyState = 'online' | 'offline'
+type DependencyState = HealthView['database']
 
 /** Resolves to the probe's result, or rejects after `ms`: a hung dependency answers in time too. */
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -23,14 +23,16 @@ export async function probe(check: () => Promise<unknown>, timeoutMs: number): P
   }
 }
 
-export async function checkHealth(sql: Sql, redis: Redis, timeoutMs: number) {
+/** GET /health, in the API and the gateway (which shares these three pieces of Deps). */
+export async function checkHealth({ sql, redis, config }: Pick<Deps, 'sql' | 'redis' | 'config'>): Promise<HealthView> {
+  const timeoutMs = config.HEALTH_TIMEOUT_MS
   const [database, redisState] = await Promise.all([
     probe(() => sql`SELECT 1`.execute(), timeoutMs),
     probe(() => redis.ping(), timeoutMs),
   ])
   const ok = database === 'online' && redisState === 'online'
   return {
-    status: ok ? ('ok' as const) : ('error' as const),
+    status: ok ? 'ok' : 'error',
     redis: redisState,
     database,
     timestamp: new Date().toISOString(),

@@ -15,7 +15,8 @@ import type { Redis } from 'ioredis'
  *   expiry among that member's sockets; gateways sweep the entries in the past to announce the
  *   members whose gateway died.
  */
-export type PresenceStatus = 'online' | 'away' | 'offline'
+export const presenceStatuses = ['online', 'away', 'offline'] as const
+export type PresenceStatus = (typeof presenceStatuses)[number]
 
 export const presenceKeys = {
   sockets: (prefix: string, workspaceId: string, userId: string) => `${prefix}presence:${workspaceId}:${userId}`,

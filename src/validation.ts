@@ -1,6 +1,5 @@
 import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyError, RouteOptions } from 'fastify'
-import { badRequest } from './errors.js'
 
 /**
  * One sentence naming the offending field, from Ajv's first error:
@@ -134,8 +133,6 @@ function pathOf(frames: { keys: string[] | null; next: number }[], rootName: str
   return path || rootName
 }
 
-/** The 400 for a NUL character found by findNul. */
-export const nulInField = (path: string) => badRequest(`field '${path}' must not contain NUL characters`)
 
 type AjvCompilerOptions = NonNullable<Parameters<AjvCompiler.BuildCompilerFromPool>[1]>
 

@@ -4,8 +4,7 @@ import { SignJWT } from 'jose'
 import { v7 as uuidv7 } from 'uuid'
 import { buildApp, type App } from '../src/app.js'
 import { loggerOptions } from '../src/logger.js'
-import * as schema from '../src/db/schema.js'
-import type { Role } from '../src/auth/permissions.js'
+import type { Role } from '../src/db/schema.js'
 import { createTestDatabase } from './setup/database.js'
 
 /** Minimal view of a tap Test: what the helpers need. */
@@ -123,16 +122,19 @@ export interface SeededWorkspace {
  */
 export async function seedWorkspace(app: App, name = 'Acme'): Promise<SeededWorkspace> {
   const workspaceId = randomUUID()
-  await app.db.insert(schema.workspaces).values({ id: workspaceId, name })
+  const { sql } = app.deps
+  await sql`INSERT INTO workspaces (id, name) VALUES (${workspaceId}, ${name})`
   const channelId = randomUUID()
   const channelToken = `ct_${randomBytes(16).toString('hex')}`
   const identitySecret = `is_${randomBytes(24).toString('hex')}`
-  await app.db.insert(schema.channels).values({ id: channelId, workspaceId, name: 'Website', channelToken, identitySecret })
+  await sql`
+    INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
+    VALUES (${channelId}, ${workspaceId}, 'Website', ${channelToken}, ${identitySecret})`
   const addMember = async (role: Role, memberName?: string): Promise<SeededMember> => {
     const userId = `idp|${randomBytes(8).toString('hex')}`
     const mName = memberName ?? `${role} ${userId.slice(-4)}`
     const email = `${userId.slice(4)}@example.test`
-    await app.db.insert(schema.members).values({ workspaceId, userId, name: mName, email, role })
+    await sql`INSERT INTO members (workspace_id, user_id, name, email, role) VALUES (${workspaceId}, ${userId}, ${mName}, ${email}, ${role})`
     const token = await memberToken(userId, { name: mName, email })
     return {
       userId,
@@ -163,8 +165,9 @@ export interface SeededGuest {
 export async function seedGuest(app: App, ws: SeededWorkspace, name = 'Gina Guest', email?: string): Promise<SeededGuest> {
   const guestId = uuidv7()
   const mail = email ?? `guest-${guestId.slice(-8)}@example.test`
-  await app.db.insert(schema.guests).values({ id: guestId, workspaceId: ws.workspaceId, channelId: ws.channelId, name, email: mail })
-  const { token } = app.visitorTokens.sign({ guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
+  await app.deps.sql`
+    INSERT INTO guests (id, workspace_id, channel_id, name, email) VALUES (${guestId}, ${ws.workspaceId}, ${ws.channelId}, ${name}, ${mail})`
+  const { token } = app.deps.visitorTokens.sign({ guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
   return {
     guestId,
     channelId: ws.channelId,

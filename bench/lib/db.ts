@@ -1,9 +1,9 @@
-import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
+import { useTextTypes, type Pool } from '../../src/db/client.js'
 
-export type Sql = postgres.Sql
+export type { Pool }
 
-export function connect(url: string, max = 4): Sql {
+export function connect(url: string, max = 4): Pool {
   const sql = postgres(url, {
     max,
     onnotice: () => {},
@@ -11,9 +11,8 @@ export function connect(url: string, max = 4): Sql {
     idle_timeout: 30,
     connection: { TimeZone: 'UTC' },
   })
-  // As in the app: drizzle's driver turns timestamps into Postgres text (microseconds kept).
-  drizzle(sql)
-  return sql
+  // As in the app: timestamps stay Postgres text (microseconds kept).
+  return useTextTypes(sql)
 }
 
 export function withDatabase(url: string, name: string): string {
@@ -70,7 +69,7 @@ export interface DroppedObjects {
  * later on other branches), so they are rebuilt once over the whole data set: one sorted build is
  * much faster than maintaining each index row by row, and no foreign key is checked per row.
  */
-export async function dropSecondaryObjects(sql: Sql, tables: string[]): Promise<DroppedObjects> {
+export async function dropSecondaryObjects(sql: Pool, tables: string[]): Promise<DroppedObjects> {
   const foreignKeys = await sql<{ table: string; name: string; def: string }[]>`
     SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def
     FROM pg_constraint

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import type { Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
-import { dropSecondaryObjects, type Sql } from './db.js'
+import { dropSecondaryObjects, type Pool } from './db.js'
 import { Progress, fmtInt, step } from './progress.js'
 import { Rng } from './rng.js'
 import { FIRST_NAMES, LAST_NAMES, MAIL_DOMAINS, RARE_TOKEN, buildVocabulary, messageBody } from './words.js'
@@ -89,7 +89,7 @@ class CopyWriter {
  * loaded by several streams at once (messages: its generated tsvector column makes it CPU-bound
  * in the backend) cannot use FREEZE; VACUUM sets its visibility map afterwards.
  */
-async function openCopy(sql: Sql, table: string, columns: string[], freeze: boolean): Promise<{ writer: CopyWriter; done: Promise<unknown> }> {
+async function openCopy(sql: Pool, table: string, columns: string[], freeze: boolean): Promise<{ writer: CopyWriter; done: Promise<unknown> }> {
   let resolveWriter!: (w: CopyWriter) => void
   const ready = new Promise<CopyWriter>((r) => (resolveWriter = r))
   const copy = `COPY ${table} (${columns.join(', ')}) FROM STDIN${freeze ? ' (FREEZE)' : ''}`
@@ -119,7 +119,7 @@ export interface SeedOptions {
   seed: number
 }
 
-export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
+export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
   const timings: Record<string, number> = {}
   const rng = new Rng(opts.seed)
   const vocab = buildVocabulary()
@@ -336,7 +336,7 @@ export async function seed(sql: Sql, opts: SeedOptions): Promise<SeedResult> {
  * guest messages and the number of those messages. Slot 0 holds everything (the application
  * spreads later deltas over slots and sums them).
  */
-export async function computeUnreadCounters(sql: Sql): Promise<void> {
+export async function computeUnreadCounters(sql: Pool): Promise<void> {
   await sql`DELETE FROM unread_counters`
   await sql`
     INSERT INTO unread_counters (workspace_id, scope, slot, conversations, messages)
@@ -352,7 +352,7 @@ export async function computeUnreadCounters(sql: Sql): Promise<void> {
     GROUP BY workspace_id, scope`
 }
 
-async function rebuildIndexes(sql: Sql, indexes: { table: string; name: string; def: string }[]): Promise<void> {
+async function rebuildIndexes(sql: Pool, indexes: { table: string; name: string; def: string }[]): Promise<void> {
   const weight = (ix: { table: string; def: string }) =>
     (ix.table === 'messages' ? 100 : ix.table === 'conversations' ? 20 : 5) * (/USING gin/i.test(ix.def) ? 5 : 1)
   const queue = [...indexes].sort((a, b) => weight(b) - weight(a))

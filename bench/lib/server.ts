@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -95,4 +96,17 @@ export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
       return max
     },
   }
+}
+
+/** A TCP port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port
+      srv.close(() => resolve(port))
+    })
+  })
 }

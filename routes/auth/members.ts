@@ -1,14 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
-import { errorResponses } from '../../schemas/common.js'
-import { CreateMemberBody, Member, MemberListQuery, MemberPage, MemberParams, UpdateMemberBody } from '../../schemas/members.js'
-import { addMember, listMembers, removeMember, updateMember, type Actor } from '../../src/auth/member-admin.js'
-
-const actor = (request: FastifyRequest): Actor => ({
-  workspaceId: request.member!.workspaceId,
-  userId: request.member!.userId,
-  role: request.member!.record.role,
-})
+import { errorResponses, NoBody } from '../../schemas/common.js'
+import { CreateMemberBody, Member, MemberListQuery, MemberPage, MemberParams, UpdateMemberBody } from '../../schemas/auth.js'
+import { addMember, listMembers, removeMember, updateMember } from '../../src/auth/member-admin.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -22,7 +15,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: MemberPage, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => listMembers(app.db, request.member!.workspaceId, request.query.page, request.query.pageSize),
+    async (request) => listMembers(request.ctx, request.query),
   )
 
   app.post(
@@ -36,7 +29,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Member, ...errorResponses(400, 401, 403, 409, 415) },
       },
     },
-    async (request, reply) => reply.code(201).send(await addMember(app.db, app.memberDirectory, actor(request), request.body)),
+    async (request, reply) => reply.code(201).send(await addMember(request.ctx, request.body)),
   )
 
   app.patch(
@@ -51,7 +44,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Member, ...errorResponses(400, 401, 403, 404, 409, 415) },
       },
     },
-    async (request) => updateMember(app.db, app.memberDirectory, actor(request), request.params.userId, request.body),
+    async (request) => updateMember(request.ctx, request.params.userId, request.body),
   )
 
   app.delete(
@@ -62,11 +55,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['members'],
         summary: 'Remove a member (not the last active owner)',
         params: MemberParams,
+        body: NoBody,
         response: { 204: { type: 'null', description: 'Removed' }, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {
-      await removeMember(app.db, app.memberDirectory, actor(request), request.params.userId)
+      await removeMember(request.ctx, request.params.userId)
       return reply.code(204).send()
     },
   )

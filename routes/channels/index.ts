@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ChannelList, Channel, ChannelParams, CreateChannelBody, UpdateChannelBody } from '../../schemas/channels.js'
-import { errorResponses } from '../../schemas/common.js'
-import { can } from '../../src/auth/permissions.js'
-import { channelView, createChannel, listChannels, rotateChannelToken, updateChannel } from '../../src/channels/channels.js'
+import { ChannelList, Channel, CreateChannelBody, UpdateChannelBody } from '../../schemas/channels.js'
+import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
+import { createChannel, listChannels, rotateChannelToken, updateChannel } from '../../src/channels/channels.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -16,10 +15,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: Channel, ...errorResponses(400, 401, 403, 415) },
       },
     },
-    async (request, reply) => {
-      const row = await createChannel(app.db, request.member!.workspaceId, request.body)
-      return reply.code(201).send(channelView(row, true))
-    },
+    async (request, reply) => reply.code(201).send(await createChannel(request.ctx, request.body)),
   )
 
   app.get(
@@ -32,11 +28,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ChannelList, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => {
-      const withSecret = can(request.member!.record.role, 'channels:manage')
-      const rows = await listChannels(app.db, request.member!.workspaceId)
-      return { data: rows.map((r) => channelView(r, withSecret)) }
-    },
+    async (request) => listChannels(request.ctx),
   )
 
   app.patch(
@@ -46,12 +38,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['channels'],
         summary: 'Change a channel',
-        params: ChannelParams,
+        params: IdParams,
         body: UpdateChannelBody,
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 415) },
       },
     },
-    async (request) => channelView(await updateChannel(app.db, request.member!.workspaceId, request.params.id, request.body), true),
+    async (request) => updateChannel(request.ctx, request.params.id, request.body),
   )
 
   app.post(
@@ -61,11 +53,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['channels'],
         summary: 'Replace the channel token; the old one stops working at once',
-        params: ChannelParams,
+        params: IdParams,
+        body: NoBody,
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => channelView(await rotateChannelToken(app.db, request.member!.workspaceId, request.params.id), true),
+    async (request) => rotateChannelToken(request.ctx, request.params.id),
   )
 }
 export default routes

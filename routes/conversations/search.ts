@@ -15,13 +15,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: SearchPage, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) =>
-      searchConversations(app.sql, app.config, {
-        workspaceId: request.member!.workspaceId,
-        q: request.query.q,
-        limit: request.query.limit,
-        cursor: request.query.cursor,
-      }),
+    async (request) => searchConversations(request.ctx, request.query),
   )
 }
 export default routes

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses } from '../../schemas/common.js'
 import { CreateWorkspaceBody, Workspace, WorkspaceList } from '../../schemas/workspaces.js'
-import { createWorkspace, listWorkspacesOf } from '../../src/workspaces/workspaces.js'
+import { createWorkspace, listWorkspaces } from '../../src/workspaces/workspaces.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -16,7 +16,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const ws = await createWorkspace(app.db, request.identity!, request.body)
+      const ws = await createWorkspace(request.ctx, request.body)
       return reply.code(201).send(ws)
     },
   )
@@ -31,7 +31,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: WorkspaceList, ...errorResponses(401) },
       },
     },
-    async (request) => ({ data: await listWorkspacesOf(app.db, request.identity!.userId) }),
+    async (request) => ({ data: await listWorkspaces(request.ctx) }),
   )
 }
 export default routes

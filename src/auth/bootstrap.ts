@@ -1,12 +1,10 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
-import { and, eq, sql } from 'drizzle-orm'
-import type { FastifyBaseLogger } from 'fastify'
 import { v7 as uuidv7 } from 'uuid'
-import type { Db } from '../../plugins/db.js'
+import type { VisitorSessionView } from '../../schemas/auth.js'
+import type { Ctx } from '../context.js'
 import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
-import { guests } from '../db/schema.js'
 import { forbidden, unauthorized } from '../errors.js'
-import { TokenError, type VisitorTokens } from './tokens.js'
+import { TokenError } from './tokens.js'
 
 export interface BootstrapInput {
   channelId: string
@@ -23,7 +21,7 @@ export interface BootstrapHeaders {
 
 export interface BootstrapResult {
   created: boolean
-  body: { visitorSession: string; guestId: string; channelId: string; workspaceId: string; expiresAt: string }
+  body: VisitorSessionView
 }
 
 /** Equal-time comparison of two strings of any length (hashing first hides the length too). */
@@ -44,24 +42,15 @@ function hashMatches(secret: string, email: string, given: string): boolean {
   return actual.length === expected.length && timingSafeEqual(actual, expected)
 }
 
-/** postgres.js reports 23505; drizzle wraps it in a DrizzleQueryError with the original as cause. */
-const isUniqueViolation = (err: unknown): boolean => {
-  const e = err as { code?: string; cause?: unknown } | undefined
-  return e?.code === '23505' || (e?.cause !== undefined && isUniqueViolation(e.cause))
-}
+const isUniqueViolation = (err: unknown): boolean => (err as { code?: string } | undefined)?.code === '23505'
 
 /**
  * POST /auth (API.md section 4). Checks, in order: the channel (404), the Origin (403), the
  * channel token (401), the identity hash (401); then resumes or creates the guest and signs a
  * visitor session. Only verified guests are ever matched by e-mail; a bare e-mail never is.
  */
-export async function bootstrapVisitor(
-  deps: { db: Db; visitorTokens: VisitorTokens; log: FastifyBaseLogger },
-  input: BootstrapInput,
-  headers: BootstrapHeaders,
-): Promise<BootstrapResult> {
-  const { db } = deps
-  const channel = await findActiveChannel(db, input.channelId)
+export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers: BootstrapHeaders): Promise<BootstrapResult> {
+  const channel = await findActiveChannel(ctx.sql, input.channelId)
 
   if (headers.origin !== undefined && channel.allowedOrigins.length > 0) {
     const origin = normalizeOrigin(headers.origin)
@@ -84,11 +73,11 @@ export async function bootstrapVisitor(
   let sessionGuestId: string | undefined
   if (headers.visitorSession) {
     try {
-      const claims = deps.visitorTokens.verify(headers.visitorSession)
+      const claims = ctx.visitorTokens.verify(headers.visitorSession)
       if (claims.channelId === channel.id) sessionGuestId = claims.guestId
     } catch (err) {
       if (!(err instanceof TokenError && err.expired)) {
-        deps.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
+        ctx.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
         throw unauthorized('Invalid visitor session', 'INVALID_VISITOR_SESSION')
       }
     }
@@ -96,39 +85,36 @@ export async function bootstrapVisitor(
 
   const name = input.name
   const email = input.email.trim()
-  const sameEmail = sql`lower(${guests.email}) = lower(${email})`
-  const onChannel = eq(guests.channelId, channel.id)
 
   const resolve = () =>
-    db.transaction(async (tx): Promise<{ id: string; created: boolean }> => {
+    ctx.sql.begin(async (tx): Promise<{ id: string; created: boolean }> => {
       if (verified) {
-        const [known] = await tx
-          .update(guests)
-          .set({ name, email, updatedAt: sql`now()` })
-          .where(and(onChannel, eq(guests.verified, true), sameEmail))
-          .returning({ id: guests.id })
+        const [known] = await tx<{ id: string }[]>`
+          UPDATE guests SET name = ${name}, email = ${email}, updated_at = now()
+          WHERE channel_id = ${channel.id} AND verified AND lower(email) = lower(${email})
+          RETURNING id`
         if (known) return { id: known.id, created: false }
         if (sessionGuestId) {
           // The anonymous visitor has just proved who they are: their guest becomes the verified one.
-          const [upgraded] = await tx
-            .update(guests)
-            .set({ name, email, verified: true, updatedAt: sql`now()` })
-            .where(and(eq(guests.id, sessionGuestId), onChannel, eq(guests.verified, false)))
-            .returning({ id: guests.id })
+          const [upgraded] = await tx<{ id: string }[]>`
+            UPDATE guests SET name = ${name}, email = ${email}, verified = true, updated_at = now()
+            WHERE id = ${sessionGuestId} AND channel_id = ${channel.id} AND NOT verified
+            RETURNING id`
           if (upgraded) return { id: upgraded.id, created: false }
         }
       } else if (sessionGuestId) {
         // A verified guest that changes its e-mail without a hash is no longer verified: the new
-        // address was never proved, and only proved addresses are matched.
-        const [resumed] = await tx
-          .update(guests)
-          .set({ name, email, verified: sql`${guests.verified} AND ${sameEmail}`, updatedAt: sql`now()` })
-          .where(and(eq(guests.id, sessionGuestId), onChannel))
-          .returning({ id: guests.id })
+        // address was never proved, and only proved addresses are matched (the old one is compared).
+        const [resumed] = await tx<{ id: string }[]>`
+          UPDATE guests SET name = ${name}, email = ${email}, verified = verified AND lower(email) = lower(${email}), updated_at = now()
+          WHERE id = ${sessionGuestId} AND channel_id = ${channel.id}
+          RETURNING id`
         if (resumed) return { id: resumed.id, created: false }
       }
       const id = uuidv7()
-      await tx.insert(guests).values({ id, workspaceId: channel.workspaceId, channelId: channel.id, name, email, verified })
+      await tx`
+        INSERT INTO guests (id, workspace_id, channel_id, name, email, verified)
+        VALUES (${id}, ${channel.workspaceId}, ${channel.id}, ${name}, ${email}, ${verified})`
       return { id, created: true }
     })
 
@@ -141,7 +127,7 @@ export async function bootstrapVisitor(
     guest = await resolve()
   }
 
-  const { token, expiresAt } = deps.visitorTokens.sign({ guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId })
+  const { token, expiresAt } = ctx.visitorTokens.sign({ guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId })
   return {
     created: guest.created,
     body: { visitorSession: token, guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId, expiresAt },

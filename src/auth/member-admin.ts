@@ -1,29 +1,12 @@
-import { and, asc, count, eq } from 'drizzle-orm'
-import type { Db } from '../../plugins/db.js'
-import { members } from '../db/schema.js'
-import { conflict, forbidden, notFound } from '../errors.js'
+import type { MemberView } from '../../schemas/auth.js'
+import { memberOf, type Ctx } from '../context.js'
+import type { Sql } from '../db/client.js'
+import type { MemberStatus, members, Role } from '../db/schema.js'
+import { conflict, forbidden, lastOwner, memberNotFound, ownerOnly } from '../errors.js'
 import { iso } from '../time.js'
-import type { MemberDirectory } from './members.js'
-import type { Role } from './permissions.js'
+import type { MemberCaller } from './callers.js'
 
-type MemberRow = typeof members.$inferSelect
-type Status = 'active' | 'disabled'
-
-export interface MemberView {
-  userId: string
-  name: string
-  email: string
-  role: Role
-  status: Status
-  joinedAt: string
-}
-
-/** The member administration rules of API.md section 4, shared by the /auth/members routes. */
-export interface Actor {
-  workspaceId: string
-  userId: string
-  role: Role
-}
+type MemberRow = Pick<typeof members.$inferSelect, 'userId' | 'name' | 'email' | 'role' | 'status' | 'joinedAt'>
 
 const view = (r: MemberRow): MemberView => ({
   userId: r.userId,
@@ -34,40 +17,36 @@ const view = (r: MemberRow): MemberView => ({
   joinedAt: iso(r.joinedAt),
 })
 
-const memberNotFound = () => notFound('MEMBER_NOT_FOUND', 'Member not found')
-const lastOwner = () => conflict('LAST_OWNER', 'The workspace must keep at least one active owner')
-const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`, 'FORBIDDEN')
+
+/** The columns of MemberRow (a fixed list: the only text this module passes to sql.unsafe). */
+const COLUMNS = `user_id AS "userId", name, email, role, status, joined_at AS "joinedAt"`
 
 /** A page of the workspace's members, oldest membership first, ties by userId (the PK index). */
-export async function listMembers(db: Db, workspaceId: string, page: number, pageSize: number) {
+export async function listMembers(ctx: Ctx, { page, pageSize }: { page: number; pageSize: number }) {
+  const { sql } = ctx
+  const { workspaceId } = memberOf(ctx)
   const [rows, [{ total }]] = await Promise.all([
-    db
-      .select()
-      .from(members)
-      .where(eq(members.workspaceId, workspaceId))
-      .orderBy(asc(members.joinedAt), asc(members.userId))
-      .limit(pageSize)
-      .offset((page - 1) * pageSize),
-    db.select({ total: count() }).from(members).where(eq(members.workspaceId, workspaceId)),
+    sql<MemberRow[]>`
+      SELECT ${sql.unsafe(COLUMNS)} FROM members WHERE workspace_id = ${workspaceId}
+      ORDER BY joined_at, user_id
+      LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`,
+    sql<{ total: number }[]>`SELECT count(*)::int AS total FROM members WHERE workspace_id = ${workspaceId}`,
   ])
-  return { data: rows.map(view), page, pageSize, total: Number(total) }
+  return { data: rows.map(view), page, pageSize, total }
 }
 
-export async function addMember(
-  db: Db,
-  directory: MemberDirectory,
-  actor: Actor,
-  input: { userId: string; name: string; email: string; role: Role },
-): Promise<MemberView> {
+export async function addMember(ctx: Ctx, input: { userId: string; name: string; email: string; role: Role }): Promise<MemberView> {
+  const { sql } = ctx
+  const actor = memberOf(ctx)
   if (input.role === 'owner' && actor.role !== 'owner') throw ownerOnly('grant the owner role')
-  const [row] = await db
-    .insert(members)
-    .values({ workspaceId: actor.workspaceId, userId: input.userId, name: input.name, email: input.email, role: input.role })
-    .onConflictDoNothing()
-    .returning()
+  const [row] = await sql<MemberRow[]>`
+    INSERT INTO members (workspace_id, user_id, name, email, role)
+    VALUES (${actor.workspaceId}, ${input.userId}, ${input.name}, ${input.email}, ${input.role})
+    ON CONFLICT DO NOTHING
+    RETURNING ${sql.unsafe(COLUMNS)}`
   if (!row) throw conflict('MEMBER_EXISTS', 'A member with this userId already exists in this workspace')
   // This replica may hold a cached "not a member" answer for the user.
-  directory.invalidate(actor.workspaceId, input.userId)
+  ctx.memberDirectory.invalidate(actor.workspaceId, input.userId)
   return view(row)
 }
 
@@ -76,60 +55,50 @@ export async function addMember(
  * reads the actor's current role. Concurrent demotions/removals of the last two owners queue
  * on these locks; the second one re-reads the owner set after the first commits and gets 409.
  */
-async function lockForChange(tx: Db, actor: Actor, userId: string) {
-  const owners = await tx
-    .select({ userId: members.userId })
-    .from(members)
-    .where(and(eq(members.workspaceId, actor.workspaceId), eq(members.role, 'owner'), eq(members.status, 'active')))
-    .orderBy(asc(members.userId))
-    .for('update')
-  const [target] = await tx
-    .select()
-    .from(members)
-    .where(and(eq(members.workspaceId, actor.workspaceId), eq(members.userId, userId)))
-    .for('update')
+async function lockForChange(tx: Sql, actor: MemberCaller, userId: string) {
+  const owners = await tx`
+    SELECT user_id FROM members
+    WHERE workspace_id = ${actor.workspaceId} AND role = 'owner' AND status = 'active'
+    ORDER BY user_id
+    FOR UPDATE`
+  const [target] = await tx<MemberRow[]>`
+    SELECT ${tx.unsafe(COLUMNS)} FROM members WHERE workspace_id = ${actor.workspaceId} AND user_id = ${userId}
+    FOR UPDATE`
   if (!target) throw memberNotFound()
   // The actor's role as of now, not as of the (short-lived) membership cache.
-  const [me] = await tx
-    .select({ role: members.role, status: members.status })
-    .from(members)
-    .where(and(eq(members.workspaceId, actor.workspaceId), eq(members.userId, actor.userId)))
+  const [me] = await tx<Pick<MemberRow, 'role' | 'status'>[]>`
+    SELECT role, status FROM members WHERE workspace_id = ${actor.workspaceId} AND user_id = ${actor.userId}`
   if (!me || me.status !== 'active' || me.role === 'agent') throw forbidden('Missing permission members:manage', 'FORBIDDEN')
   return { activeOwners: owners.length, target, actorRole: me.role }
 }
 
-const isActiveOwner = (r: { role: Role; status: Status }) => r.role === 'owner' && r.status === 'active'
+const isActiveOwner = (r: { role: Role; status: MemberStatus }) => r.role === 'owner' && r.status === 'active'
 
-export async function updateMember(
-  db: Db,
-  directory: MemberDirectory,
-  actor: Actor,
-  userId: string,
-  patch: { role?: Role; status?: Status },
-): Promise<MemberView> {
-  const row = await db.transaction(async (tx) => {
+export async function updateMember(ctx: Ctx, userId: string, patch: { role?: Role; status?: MemberStatus }): Promise<MemberView> {
+  const actor = memberOf(ctx)
+  const row = await ctx.sql.begin(async (tx) => {
     const { activeOwners, target, actorRole } = await lockForChange(tx, actor, userId)
     if (target.role === 'owner' && actorRole !== 'owner') throw ownerOnly("change an owner's membership")
     if (patch.role === 'owner' && target.role !== 'owner' && actorRole !== 'owner') throw ownerOnly('grant the owner role')
     const next = { role: patch.role ?? target.role, status: patch.status ?? target.status }
     if (isActiveOwner(target) && !isActiveOwner(next) && activeOwners <= 1) throw lastOwner()
-    const [updated] = await tx
-      .update(members)
-      .set(next)
-      .where(and(eq(members.workspaceId, actor.workspaceId), eq(members.userId, userId)))
-      .returning()
+    const [updated] = await tx<MemberRow[]>`
+      UPDATE members SET role = ${next.role}, status = ${next.status}
+      WHERE workspace_id = ${actor.workspaceId} AND user_id = ${userId}
+      RETURNING ${tx.unsafe(COLUMNS)}`
     return updated
   })
-  directory.invalidate(actor.workspaceId, userId)
+  ctx.memberDirectory.invalidate(actor.workspaceId, userId)
   return view(row)
 }
 
-export async function removeMember(db: Db, directory: MemberDirectory, actor: Actor, userId: string): Promise<void> {
-  await db.transaction(async (tx) => {
+export async function removeMember(ctx: Ctx, userId: string): Promise<void> {
+  const actor = memberOf(ctx)
+  await ctx.sql.begin(async (tx) => {
     const { activeOwners, target, actorRole } = await lockForChange(tx, actor, userId)
     if (target.role === 'owner' && actorRole !== 'owner') throw ownerOnly('remove an owner')
     if (isActiveOwner(target) && activeOwners <= 1) throw lastOwner()
-    await tx.delete(members).where(and(eq(members.workspaceId, actor.workspaceId), eq(members.userId, userId)))
+    await tx`DELETE FROM members WHERE workspace_id = ${actor.workspaceId} AND user_id = ${userId}`
   })
-  directory.invalidate(actor.workspaceId, userId)
+  ctx.memberDirectory.invalidate(actor.workspaceId, userId)
 }

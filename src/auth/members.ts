@@ -1,16 +1,7 @@
-import { and, eq } from 'drizzle-orm'
-import type { Db } from '../../plugins/db.js'
-import { members } from '../db/schema.js'
-import type { Role } from './permissions.js'
+import type { Sql } from '../db/client.js'
+import type { members } from '../db/schema.js'
 
-export interface MemberRecord {
-  workspaceId: string
-  userId: string
-  name: string
-  email: string
-  role: Role
-  status: 'active' | 'disabled'
-}
+export type MemberRecord = Pick<typeof members.$inferSelect, 'workspaceId' | 'userId' | 'name' | 'email' | 'role' | 'status'>
 
 /**
  * Membership lookups for every member request, cached in memory for a short TTL
@@ -22,7 +13,7 @@ export class MemberDirectory {
   private cache = new Map<string, { at: number; record: MemberRecord | null }>()
 
   constructor(
-    private db: Db,
+    private sql: Sql,
     private ttlMs: number,
     private maxEntries = 10_000,
   ) {}
@@ -31,18 +22,9 @@ export class MemberDirectory {
     const key = `${workspaceId}\u0000${userId}`
     const hit = this.cache.get(key)
     if (hit && Date.now() - hit.at < this.ttlMs) return hit.record
-    const [row] = await this.db
-      .select({
-        workspaceId: members.workspaceId,
-        userId: members.userId,
-        name: members.name,
-        email: members.email,
-        role: members.role,
-        status: members.status,
-      })
-      .from(members)
-      .where(and(eq(members.workspaceId, workspaceId), eq(members.userId, userId)))
-      .limit(1)
+    const [row] = await this.sql<MemberRecord[]>`
+      SELECT workspace_id AS "workspaceId", user_id AS "userId", name, email, role, status
+      FROM members WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`
     const record = row ?? null
     if (this.ttlMs > 0) {
       if (this.cache.size >= this.maxEntries) this.cache.clear()

@@ -1,5 +1,4 @@
-export const roles = ['owner', 'admin', 'agent'] as const
-export type Role = (typeof roles)[number]
+import type { Role } from '../db/schema.js'
 
 export type Permission =
   | 'conversations:read'

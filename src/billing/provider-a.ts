@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { integerMinorUnits, InvalidAmountError, normaliseCurrency } from './money.js'
 import type { LedgerEntry, Operation, SubscriptionDetails, SubscriptionStatus } from './operations.js'
-import { invalidPayload, type MappedEvent } from './webhooks.js'
+import { invalidPayload } from '../errors.js'
+import type { MappedEvent } from './webhooks.js'
 
 /**
  * Provider A: HMAC-SHA256 signatures over `<t>.<raw body>` in the header
@@ -79,7 +80,7 @@ const STATUS: Record<string, SubscriptionStatus> = {
 }
 
 /** The workspace: metadata.workspaceId, client_reference_id, or (invoices) the subscription's metadata. */
-function workspaceOf(o: Obj): string | null {
+function workspaceRefOf(o: Obj): string | null {
   return (
     str(get(o, 'metadata', 'workspaceId')) ??
     str(o.client_reference_id) ??
@@ -167,8 +168,8 @@ export function mapEvent(body: unknown): MappedEvent {
   if (!type || type.length > 255) throw invalidPayload("field 'type' must be a string of 1..255 chars")
   const occurredAt = unixToIso(body.created)
   const object = get(body, 'data', 'object')
-  if (!HANDLED.has(type)) return { eventId, type, occurredAt, workspaceRef: isObj(object) ? workspaceOf(object) : null, operations: null }
+  if (!HANDLED.has(type)) return { eventId, type, occurredAt, workspaceRef: isObj(object) ? workspaceRefOf(object) : null, operations: null }
   if (!isObj(object)) throw invalidPayload("field 'data.object' must be an object")
   if (!occurredAt) throw invalidPayload("field 'created' must be unix seconds")
-  return { eventId, type, occurredAt, workspaceRef: workspaceOf(object), operations: operationsFor(type, object) ?? [] }
+  return { eventId, type, occurredAt, workspaceRef: workspaceRefOf(object), operations: operationsFor(type, object) ?? [] }
 }

@@ -1,7 +1,9 @@
-import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
+import type { Log } from '../context.js'
 import { InvalidAmountError, normaliseCurrency, toMinorUnits } from './money.js'
 import type { LedgerEntry, Operation } from './operations.js'
-import { invalidPayload, type MappedEvent } from './webhooks.js'
+import { invalidPayload } from '../errors.js'
+import type { MappedEvent } from './webhooks.js'
 
 /**
  * Provider B: events are verified by the provider's own API (OAuth2 client-credentials token,
@@ -47,6 +49,13 @@ export function readTransmissionHeaders(headers: Record<string, string | string[
   return out as TransmissionHeaders
 }
 
+/** The process's verifier (it caches the OAuth token), or null when provider B is not configured. */
+export function createProviderBVerifier(config: Config, log: Log): ProviderBVerifier | null {
+  const { PROVIDER_B_API_BASE: apiBase, PROVIDER_B_CLIENT_ID: clientId, PROVIDER_B_CLIENT_SECRET: clientSecret, PROVIDER_B_WEBHOOK_ID: webhookId } = config
+  if (!apiBase || !clientId || !clientSecret || !webhookId) return null
+  return new ProviderBVerifier({ apiBase, clientId, clientSecret, webhookId, timeoutMs: config.PROVIDER_B_TIMEOUT_MS }, log.child({ provider: 'provider-b' }))
+}
+
 export class ProviderBVerifier {
   private readonly base: string
   private token: { value: string; refreshAt: number } | null = null
@@ -54,7 +63,7 @@ export class ProviderBVerifier {
 
   constructor(
     private readonly opts: ProviderBOptions,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Log,
   ) {
     this.base = opts.apiBase.replace(/\/+$/, '')
   }

@@ -1,18 +1,13 @@
-import type { Sql } from 'postgres'
+import type { PaymentView, SubscriptionView } from '../../schemas/billing.js'
+import { memberOf, type Ctx } from '../context.js'
+import { invalidCursor } from '../errors.js'
 import { iso } from '../time.js'
-import type { CursorCodec } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import { isUuid } from '../uuid.js'
 
-export interface SubscriptionView {
-  status: 'none' | 'active' | 'past_due' | 'canceled'
-  provider: string | null
-  plan: string | null
-  currentPeriodEnd: string | null
-  updatedAt: string | null
-}
 
-export async function getSubscription(sql: Sql, workspaceId: string): Promise<SubscriptionView> {
-  const [row] = await sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; current_period_end: string | null; updated_at: string }[]>`
+export async function getSubscription(ctx: Ctx): Promise<SubscriptionView> {
+  const { workspaceId } = memberOf(ctx)
+  const [row] = await ctx.sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; current_period_end: string | null; updated_at: string }[]>`
     SELECT status, provider, plan, current_period_end, updated_at FROM subscriptions WHERE workspace_id = ${workspaceId}`
   if (!row) return { status: 'none', provider: null, plan: null, currentPeriodEnd: null, updatedAt: null }
   return {
@@ -24,18 +19,8 @@ export async function getSubscription(sql: Sql, workspaceId: string): Promise<Su
   }
 }
 
-export interface PaymentView {
-  id: string
-  provider: 'provider-a' | 'provider-b'
-  kind: 'payment' | 'refund' | 'failure'
-  amount: number
-  currency: string
-  providerObjectId: string
-  occurredAt: string
-}
 
 const LIST = 'billing.payments'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const PG_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/
 
 /**
@@ -43,18 +28,15 @@ const PG_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/
  * payments_workspace_idx (workspace_id, occurred_at, id) read backwards. The cursor keeps the
  * timestamp as Postgres text, so microseconds survive between pages.
  */
-export async function listPayments(
-  sql: Sql,
-  codec: CursorCodec,
-  workspaceId: string,
-  limit: number,
-  cursor?: string,
-): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
+export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number; cursor?: string }): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
+  const { sql } = ctx
+  const { workspaceId } = memberOf(ctx)
+  const codec = ctx.cursor
   let after: { v: string; id: string } | null = null
   if (cursor) {
     const [v, id] = codec.decode(cursor, { list: LIST, workspaceId })
-    if (typeof v !== 'string' || !PG_TS.test(v) || typeof id !== 'string' || !UUID.test(id)) {
-      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+    if (typeof v !== 'string' || !PG_TS.test(v) || typeof id !== 'string' || !isUuid(id)) {
+      throw invalidCursor()
     }
     after = { v, id }
   }

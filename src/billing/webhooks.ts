@@ -1,7 +1,74 @@
-import type { FastifyBaseLogger } from 'fastify'
-import type { Sql } from 'postgres'
-import { AppError, badRequest } from '../errors.js'
-import { applyOperation, type Operation, type Provider } from './operations.js'
+import type { Ctx } from '../context.js'
+import type { BillingProvider } from '../db/schema.js'
+import { dependencyUnavailable, invalidPayload, invalidSignature, notConfigured } from '../errors.js'
+import { isUuid } from '../uuid.js'
+import { scanJsonText } from '../validation.js'
+import { applyOperation, type Operation } from './operations.js'
+import * as providerA from './provider-a.js'
+import * as providerB from './provider-b.js'
+
+type Headers = Record<string, string | string[] | undefined>
+
+function parseJson(raw: Buffer): unknown {
+  const text = raw.toString('utf8')
+  // Bounded before JSON.parse, like every JSON body (provider B parses before verification).
+  const { refusal } = scanJsonText(text)
+  if (refusal) throw invalidPayload(refusal)
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw invalidPayload('Body is not valid JSON')
+  }
+}
+
+/**
+ * POST /billing/webhooks/provider-a: the body as received (`raw`), accepted only with a valid
+ * HMAC signature of one of the configured secrets, then processed exactly once.
+ */
+export async function receiveProviderA(ctx: Ctx, headers: Headers, raw: Buffer): Promise<void> {
+  const config = ctx.config
+  const secrets = providerA.parseSecrets(config.PROVIDER_A_WEBHOOK_SECRET)
+  if (secrets.length === 0) throw notConfigured('Webhooks from provider-a are not configured')
+  const check = providerA.verifySignature(headers[config.PROVIDER_A_SIGNATURE_HEADER.toLowerCase()], raw, secrets, config.PROVIDER_A_TOLERANCE_S)
+  if (!check.ok) {
+    ctx.log.info({ reason: check.reason }, 'provider-a signature refused')
+    throw invalidSignature()
+  }
+  const body = parseJson(raw)
+  await processWebhook(ctx, 'provider-a', providerA.mapEvent(body), body)
+}
+
+/**
+ * POST /billing/webhooks/provider-b: accepted only when provider B's own API says the
+ * transmission is authentic (503 when it cannot tell, so the provider retries), then processed
+ * exactly once.
+ */
+export async function receiveProviderB(ctx: Ctx, headers: Headers, raw: Buffer): Promise<void> {
+  const verifier = ctx.providerB
+  if (!verifier) throw notConfigured('Webhooks from provider-b are not configured')
+  const transmission = providerB.readTransmissionHeaders(headers, ctx.config.PROVIDER_B_HEADER_PREFIX)
+  if (!transmission) {
+    ctx.log.info('provider-b transmission headers missing')
+    throw invalidSignature()
+  }
+  // Only well-formed JSON can be spliced into the verification request.
+  const body = parseJson(raw)
+  let verified: boolean
+  try {
+    verified = await verifier.verify(transmission, raw)
+  } catch (err) {
+    if (err instanceof providerB.VerificationUnavailable) {
+      ctx.log.error({ reason: err.message }, 'provider-b verification unavailable')
+      throw dependencyUnavailable('Webhook verification service is unavailable; retry later')
+    }
+    throw err
+  }
+  if (!verified) {
+    ctx.log.info('provider-b signature refused')
+    throw invalidSignature()
+  }
+  await processWebhook(ctx, 'provider-b', providerB.mapEvent(body), body)
+}
 
 /** What a provider module makes of a verified event. */
 export interface MappedEvent {
@@ -17,12 +84,6 @@ export interface MappedEvent {
 
 export type WebhookOutcome = 'processed' | 'ignored' | 'unknown_workspace' | 'duplicate'
 
-/** A verified event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
-export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
-export const dependencyUnavailable = (message: string) =>
-  new AppError(503, 'DEPENDENCY_UNAVAILABLE', message, { 'retry-after': '30' })
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * Errors that mean "the database is not there right now" rather than "this statement is wrong":
@@ -44,14 +105,9 @@ export function isDependencyError(err: unknown): boolean {
  * the effects, so the provider's retry processes the event; the answer is then 503 (database
  * unavailable) or 500 (anything else), never 200.
  */
-export async function processWebhook(
-  sql: Sql,
-  log: FastifyBaseLogger,
-  provider: Provider,
-  event: MappedEvent,
-  payload: unknown,
-): Promise<WebhookOutcome> {
-  const ref = event.workspaceRef && UUID.test(event.workspaceRef) ? event.workspaceRef.toLowerCase() : null
+export async function processWebhook(ctx: Ctx, provider: BillingProvider, event: MappedEvent, payload: unknown): Promise<WebhookOutcome> {
+  const { sql, log } = ctx
+  const ref = isUuid(event.workspaceRef) ? event.workspaceRef.toLowerCase() : null
   let outcome: WebhookOutcome
   try {
     outcome = await sql.begin(async (tx) => {
@@ -70,8 +126,8 @@ export async function processWebhook(
         RETURNING 1`
       if (claimed.length === 0) return 'duplicate' as const
       if (result === 'processed' && ref && event.occurredAt) {
-        const ctx = { provider, eventId: event.eventId, workspaceId: ref, occurredAt: event.occurredAt }
-        for (const op of event.operations ?? []) await applyOperation(tx, ctx, op)
+        const origin = { provider, eventId: event.eventId, workspaceId: ref, occurredAt: event.occurredAt }
+        for (const op of event.operations ?? []) await applyOperation(tx, origin, op)
       }
       return result
     })

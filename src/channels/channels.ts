@@ -1,15 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { and, asc, eq } from 'drizzle-orm'
-import type { Db } from '../../plugins/db.js'
-import { channels } from '../db/schema.js'
-import { badRequest, notFound } from '../errors.js'
+import type { ChannelView } from '../../schemas/channels.js'
+import { can } from '../auth/permissions.js'
+import { memberOf, type Ctx } from '../context.js'
+import type { Sql } from '../db/client.js'
+import type { channels } from '../db/schema.js'
+import { badRequest, channelNotFound } from '../errors.js'
 import { iso } from '../time.js'
+import { isUuid } from '../uuid.js'
 
 export type ChannelRow = typeof channels.$inferSelect
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')
+/** Every column of ChannelRow, aliased: the fixed list this module passes to sql.unsafe. */
+const COLUMNS = `id, workspace_id AS "workspaceId", name, kind, active, allowed_origins AS "allowedOrigins",
+  require_channel_token AS "requireChannelToken", channel_token AS "channelToken",
+  identity_secret AS "identitySecret", created_at AS "createdAt"`
 
 /** Public widget token: unguessable, URL-safe, recognisable in a snippet. */
 export const newChannelToken = () => `ct_${randomBytes(24).toString('base64url')}`
@@ -43,7 +47,8 @@ export function normalizeOrigin(origin: string): string | null {
   }
 }
 
-export function channelView(row: ChannelRow, withSecret: boolean) {
+/** A channel as the API shows it; identitySecret only to callers who may manage channels. */
+function channelView(row: ChannelRow, withSecret: boolean): ChannelView {
   return {
     id: row.id,
     name: row.name,
@@ -57,68 +62,61 @@ export function channelView(row: ChannelRow, withSecret: boolean) {
   }
 }
 
-export async function createChannel(
-  db: Db,
-  workspaceId: string,
-  input: { name: string; allowedOrigins?: string[]; requireChannelToken?: boolean },
-): Promise<ChannelRow> {
-  const [row] = await db
-    .insert(channels)
-    .values({
-      id: randomUUID(),
-      workspaceId,
-      name: input.name,
-      allowedOrigins: normalizeOrigins(input.allowedOrigins ?? []),
-      requireChannelToken: input.requireChannelToken ?? false,
-      channelToken: newChannelToken(),
-      identitySecret: newIdentitySecret(),
-    })
-    .returning()
-  return row
+export async function createChannel(ctx: Ctx, input: { name: string; allowedOrigins?: string[]; requireChannelToken?: boolean }) {
+  const { sql } = ctx
+  const [row] = await sql<ChannelRow[]>`
+    INSERT INTO channels (id, workspace_id, name, allowed_origins, require_channel_token, channel_token, identity_secret)
+    VALUES (${randomUUID()}, ${memberOf(ctx).workspaceId}, ${input.name}, ${normalizeOrigins(input.allowedOrigins ?? [])}::text[],
+            ${input.requireChannelToken ?? false}, ${newChannelToken()}, ${newIdentitySecret()})
+    RETURNING ${sql.unsafe(COLUMNS)}`
+  return channelView(row, true)
 }
 
 /** Every channel of the workspace, inactive ones included, oldest first (channels_workspace_idx). */
-export async function listChannels(db: Db, workspaceId: string): Promise<ChannelRow[]> {
-  return db.select().from(channels).where(eq(channels.workspaceId, workspaceId)).orderBy(asc(channels.createdAt), asc(channels.id))
+export async function listChannels(ctx: Ctx) {
+  const { sql } = ctx
+  const { workspaceId, role } = memberOf(ctx)
+  const rows = await sql<ChannelRow[]>`
+    SELECT ${sql.unsafe(COLUMNS)} FROM channels WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
+  const withSecret = can(role, 'channels:manage')
+  return { data: rows.map((r) => channelView(r, withSecret)) }
 }
 
-/** Scoped update: an id of another workspace (or a malformed one) is 404, like an unknown one. */
+/** Scoped update of the fields given: an id of another workspace (or a malformed one) is 404, like an unknown one. */
 export async function updateChannel(
-  db: Db,
-  workspaceId: string,
+  ctx: Ctx,
   id: string,
   patch: { name?: string; allowedOrigins?: string[]; requireChannelToken?: boolean; active?: boolean },
-): Promise<ChannelRow> {
-  if (!UUID.test(id)) throw channelNotFound()
-  const set = {
-    ...(patch.name !== undefined ? { name: patch.name } : {}),
-    ...(patch.allowedOrigins !== undefined ? { allowedOrigins: normalizeOrigins(patch.allowedOrigins) } : {}),
-    ...(patch.requireChannelToken !== undefined ? { requireChannelToken: patch.requireChannelToken } : {}),
-    ...(patch.active !== undefined ? { active: patch.active } : {}),
-  }
-  const [row] = await db
-    .update(channels)
-    .set(set)
-    .where(and(eq(channels.id, id), eq(channels.workspaceId, workspaceId)))
-    .returning()
+) {
+  if (!isUuid(id)) throw channelNotFound()
+  const { sql } = ctx
+  const origins = patch.allowedOrigins === undefined ? null : normalizeOrigins(patch.allowedOrigins)
+  const [row] = await sql<ChannelRow[]>`
+    UPDATE channels SET
+      name = COALESCE(${patch.name ?? null}, name),
+      allowed_origins = COALESCE(${origins}::text[], allowed_origins),
+      require_channel_token = COALESCE(${patch.requireChannelToken ?? null}::boolean, require_channel_token),
+      active = COALESCE(${patch.active ?? null}::boolean, active)
+    WHERE id = ${id} AND workspace_id = ${memberOf(ctx).workspaceId}
+    RETURNING ${sql.unsafe(COLUMNS)}`
   if (!row) throw channelNotFound()
-  return row
+  return channelView(row, true)
 }
 
-export async function rotateChannelToken(db: Db, workspaceId: string, id: string): Promise<ChannelRow> {
-  if (!UUID.test(id)) throw channelNotFound()
-  const [row] = await db
-    .update(channels)
-    .set({ channelToken: newChannelToken() })
-    .where(and(eq(channels.id, id), eq(channels.workspaceId, workspaceId)))
-    .returning()
+export async function rotateChannelToken(ctx: Ctx, id: string) {
+  if (!isUuid(id)) throw channelNotFound()
+  const { sql } = ctx
+  const [row] = await sql<ChannelRow[]>`
+    UPDATE channels SET channel_token = ${newChannelToken()}
+    WHERE id = ${id} AND workspace_id = ${memberOf(ctx).workspaceId}
+    RETURNING ${sql.unsafe(COLUMNS)}`
   if (!row) throw channelNotFound()
-  return row
+  return channelView(row, true)
 }
 
 /** The channel a widget names in POST /auth: unknown and inactive are the same 404. */
-export async function findActiveChannel(db: Db, id: string): Promise<ChannelRow> {
-  const [row] = await db.select().from(channels).where(eq(channels.id, id)).limit(1)
+export async function findActiveChannel(sql: Sql, id: string): Promise<ChannelRow> {
+  const [row] = await sql<ChannelRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM channels WHERE id = ${id}`
   if (!row || !row.active) throw channelNotFound()
   return row
 }

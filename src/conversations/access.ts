@@ -1,35 +1,25 @@
-import { and, eq, isNull } from 'drizzle-orm'
-import type { FastifyRequest } from 'fastify'
-import type { Db } from '../../plugins/db.js'
-import { conversations } from '../db/schema.js'
+import type { Ctx } from '../context.js'
+import type { conversations } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
+import { isUuid } from '../uuid.js'
 
-export type ConversationRow = typeof conversations.$inferSelect
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value)
-}
+/** What a visibility check returns: enough to act on the conversation. */
+export type VisibleConversation = Pick<typeof conversations.$inferSelect, 'id' | 'workspaceId' | 'guestId'>
 
 /**
  * The conversation `id` as the caller may see it: in the member's workspace, or owned by the
  * visitor's guest; never deleted. Anything else is 404 CONVERSATION_NOT_FOUND, so ids of other
- * workspaces and guests cannot be probed. A malformed id is 404 too.
+ * workspaces and guests cannot be probed. A malformed id is 404 too. One primary-key lookup.
  */
-export async function findConversationForCaller(db: Db, request: FastifyRequest, id: string): Promise<ConversationRow> {
+export async function findConversationForCaller(ctx: Ctx, id: string): Promise<VisibleConversation> {
   if (!isUuid(id)) throw conversationNotFound()
-  const scope = request.member
-    ? eq(conversations.workspaceId, request.member.workspaceId)
-    : request.visitor
-      ? and(eq(conversations.workspaceId, request.visitor.workspaceId), eq(conversations.guestId, request.visitor.guestId))
-      : undefined
-  if (!scope) throw conversationNotFound()
-  const [row] = await db
-    .select()
-    .from(conversations)
-    .where(and(eq(conversations.id, id), scope, isNull(conversations.deletedAt)))
-    .limit(1)
+  const c = ctx.caller
+  if (c.kind !== 'member' && c.kind !== 'visitor') throw conversationNotFound()
+  const guest = c.kind === 'visitor' ? c.guestId : null
+  const [row] = await ctx.sql<VisibleConversation[]>`
+    SELECT id, workspace_id AS "workspaceId", guest_id AS "guestId" FROM conversations
+    WHERE id = ${id} AND workspace_id = ${c.workspaceId} AND deleted_at IS NULL
+      AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid)`
   if (!row) throw conversationNotFound()
   return row
 }

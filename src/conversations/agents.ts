@@ -1,20 +1,14 @@
-import type { FastifyBaseLogger } from 'fastify'
-import type { Redis } from 'ioredis'
-import type { Sql } from '../../plugins/db.js'
+import type { AvailableAgentView } from '../../schemas/conversations.js'
+import { memberOf, type Ctx } from '../context.js'
+import type { Sql } from '../db/client.js'
 import { readPresence, type PresenceStatus } from '../presence.js'
 
-export interface AvailableAgent {
-  userId: string
-  name: string
-  presence: PresenceStatus
-  openAssigned: number
-}
 
 const RANK: Record<PresenceStatus, number> = { online: 0, away: 1, offline: 2 }
 
 /** Active members with their OPEN assigned conversations, counted by one grouped query. */
 export function agentsQuery(sql: Sql, workspaceId: string) {
-  return sql`
+  return sql<{ userId: string; name: string; openAssigned: number }[]>`
     SELECT m.user_id AS "userId", m.name, COALESCE(a.n, 0)::int AS "openAssigned"
     FROM members m
     LEFT JOIN (
@@ -33,19 +27,14 @@ export function agentsQuery(sql: Sql, workspaceId: string) {
  * offline; within each, fewest open assigned first, then by name. Redis down: everyone offline
  * (the list still helps to pick an agent), logged.
  */
-export async function availableAgents(
-  sql: Sql,
-  redis: Redis,
-  redisPrefix: string,
-  workspaceId: string,
-  log: FastifyBaseLogger,
-): Promise<AvailableAgent[]> {
-  const rows = (await agentsQuery(sql, workspaceId)) as unknown as { userId: string; name: string; openAssigned: number }[]
+export async function availableAgents(ctx: Ctx): Promise<AvailableAgentView[]> {
+  const { workspaceId } = memberOf(ctx)
+  const rows = await agentsQuery(ctx.sql, workspaceId)
   let presence: Record<string, PresenceStatus> = {}
   try {
-    presence = await readPresence(redis, redisPrefix, workspaceId, rows.map((r) => r.userId))
+    presence = await readPresence(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId, rows.map((r) => r.userId))
   } catch (err) {
-    log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; reporting everyone offline')
+    ctx.log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; reporting everyone offline')
   }
   return rows
     .map((r) => ({ userId: r.userId, name: r.name, presence: presence[r.userId] ?? 'offline', openAssigned: r.openAssigned }))

@@ -1,4 +1,7 @@
-import type { Sql } from '../../plugins/db.js'
+import type { CounterSnapshotView, ReconcileResultView, UnreadCountView } from '../../schemas/conversations.js'
+import { memberOf, type Ctx } from '../context.js'
+import type { Sql } from '../db/client.js'
+import type { ConversationStatus } from '../db/schema.js'
 
 /**
  * Unread counters (API.md section 5, DESIGN-NOTES "Unread counters that never drift").
@@ -19,7 +22,7 @@ export const UNREAD_SLOTS = 4
 
 /** What of a conversation the counters depend on. `null`: the conversation does not exist. */
 export interface CounterState {
-  status: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  status: ConversationStatus
   deleted: boolean
   assignedAgentId: string | null
   channelId: string
@@ -90,23 +93,16 @@ export async function applyCountersDelta(sql: Sql, workspaceId: string, delta: C
           messages = unread_counters.messages + excluded.messages`
 }
 
-export interface UnreadCount {
-  total: number
-  mine: number
-  unassigned: number
-  messages: number
-  byChannel: Record<string, number>
-}
-
 /** GET /conversations/unread-count: sums the slot rows of the workspace's scopes (PK range scan). */
-export async function readUnreadCount(sql: Sql, workspaceId: string, userId: string): Promise<UnreadCount> {
-  const rows = await sql<{ scope: string; conversations: number; messages: number }[]>`
+export async function readUnreadCount(ctx: Ctx): Promise<UnreadCountView> {
+  const { workspaceId, userId } = memberOf(ctx)
+  const rows = await ctx.sql<{ scope: string; conversations: number; messages: number }[]>`
     SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
     FROM unread_counters
     WHERE workspace_id = ${workspaceId}
       AND (scope IN ('all', 'unassigned', ${`agent:${userId}`}) OR scope LIKE 'channel:%')
     GROUP BY scope`
-  const out: UnreadCount = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }
+  const out: UnreadCountView = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }
   for (const r of rows) {
     if (r.scope === 'all') {
       out.total = r.conversations
@@ -118,19 +114,11 @@ export async function readUnreadCount(sql: Sql, workspaceId: string, userId: str
   return out
 }
 
-/** Every scope of a workspace, summed over slots, zero scopes left out: what reconcile compares. */
-export interface CounterSnapshot {
-  total: number
-  unassigned: number
-  messages: number
-  byAgent: Record<string, { conversations: number; messages: number }>
-  byChannel: Record<string, { conversations: number; messages: number }>
-}
-
 type ScopeRow = { scope: string; conversations: number; messages: number }
 
-function snapshot(rows: ScopeRow[]): CounterSnapshot {
-  const out: CounterSnapshot = { total: 0, unassigned: 0, messages: 0, byAgent: {}, byChannel: {} }
+/** Every scope of a workspace, summed over slots, zero scopes left out: what reconcile compares. */
+function snapshot(rows: ScopeRow[]): CounterSnapshotView {
+  const out: CounterSnapshotView = { total: 0, unassigned: 0, messages: 0, byAgent: {}, byChannel: {} }
   for (const r of rows) {
     if (r.conversations === 0 && r.messages === 0) continue
     if (r.scope === 'all') {
@@ -152,22 +140,15 @@ function canonical(rows: ScopeRow[]): string {
   )
 }
 
-export interface ReconcileResult {
-  before: CounterSnapshot
-  after: CounterSnapshot
-  /** Conversations whose own unread_count was wrong and was fixed. */
-  conversationsFixed: number
-  corrected: boolean
-}
 
 /**
  * Recomputes the workspace's unread state from the stored messages and seen marks and replaces
  * what differs. Runs under the workspace's advisory lock in exclusive mode: every writer holds it
  * shared for its whole transaction, so the recount sees no change half-applied.
  */
-export async function reconcileCounters(sql: Sql, workspaceId: string): Promise<ReconcileResult> {
-  return sql.begin(async (tx) => {
-    const q = tx as unknown as Sql
+export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResultView> {
+  const { workspaceId } = memberOf(ctx)
+  return ctx.sql.begin(async (q) => {
     await lockCountersExclusive(q, workspaceId)
     const beforeRows = await q<ScopeRow[]>`
       SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
@@ -221,5 +202,5 @@ export async function reconcileCounters(sql: Sql, workspaceId: string): Promise<
       conversationsFixed: res.fixed,
       corrected: countersDiffer || res.fixed > 0,
     }
-  }) as Promise<ReconcileResult>
+  })
 }

@@ -1,7 +1,9 @@
-import type { PendingQuery, Row } from 'postgres'
-import type { Sql } from '../../plugins/db.js'
+import { memberOf, type Ctx } from '../context.js'
 import type { CursorCodec, CursorKey, CursorParams } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import type { Query, Sql } from '../db/client.js'
+import type { ConversationStatus } from '../db/schema.js'
+import { badRequest, guestNotFound, invalidCursor } from '../errors.js'
+import { isUuid } from '../uuid.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -31,7 +33,7 @@ export interface ListQuery {
   sortBy?: SortBy
   sortOrder?: SortOrder
   /** Only on /Myconversation. RESOLVED and CLOSED both mean "closed" (CLOSED is the legacy spelling). */
-  status?: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  status?: ConversationStatus
 }
 
 export interface ListCaller {
@@ -68,7 +70,7 @@ export interface Resolved {
   readStatus: ReadStatus
   unassignedOnly: boolean
   channelId?: string
-  status?: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  status?: ConversationStatus
 }
 
 /** The list's effective parameters (defaults applied). */
@@ -108,7 +110,7 @@ const pinnedFirst = (kind: ListKind) => kind !== 'closed'
  * One section's query: a range scan of one list index, newest or oldest first, after the cursor.
  * Exported (not awaited) so the EXPLAIN script plans exactly the query the route runs.
  */
-export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): PendingQuery<Row[]> {
+export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): Query<ListRow[]> {
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
@@ -128,7 +130,7 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const unassigned = r.unassignedOnly ? sql`AND c.assigned_agent_id IS NULL` : sql``
   const read = r.readStatus === 'read' ? sql`AND c.unread_count = 0` : r.readStatus === 'unread' ? sql`AND c.unread_count > 0` : sql``
   const after = section.after ? sql`AND (${t}, c.id) ${cmp} (${section.after.t}::timestamptz, ${section.after.id}::uuid)` : sql``
-  return sql`
+  return sql<ListRow[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL AND ${scope}
@@ -150,14 +152,13 @@ type ListRow = ConversationRecord & { sortValue: string }
 
 function decodeKey(codec: CursorCodec, cursor: string, params: CursorParams, withPinned: boolean): { pinned?: boolean; t: string; id: string } {
   const key = codec.decode(cursor, params)
-  const invalid = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
   if (withPinned) {
     const [p, t, id] = key
-    if (key.length !== 3 || typeof p !== 'boolean' || typeof t !== 'string' || typeof id !== 'string') throw invalid()
+    if (key.length !== 3 || typeof p !== 'boolean' || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
     return { pinned: p, t, id }
   }
   const [t, id] = key
-  if (key.length !== 2 || typeof t !== 'string' || typeof id !== 'string') throw invalid()
+  if (key.length !== 2 || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
   return { t, id }
 }
 
@@ -170,21 +171,18 @@ function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: str
 }
 
 /** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
-export async function listConversations(
-  sql: Sql,
-  codec: CursorCodec,
-  kind: ListKind,
-  caller: ListCaller,
-  q: ListQuery,
-): Promise<Page<ConversationView>> {
-  const r = resolveList(kind, caller, q)
+export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery): Promise<Page<ConversationView>> {
+  const { sql } = ctx
+  const codec = ctx.cursor
+  const { workspaceId, userId } = memberOf(ctx)
+  const r = resolveList(kind, { workspaceId, userId }, q)
   const params = cursorParams(r)
   const at = q.cursor ? decodeKey(codec, q.cursor, params, pinnedFirst(kind)) : undefined
   const want = q.limit + 1 // one more than the page tells whether another page exists
   const rows: ListRow[] = []
   for (const section of sectionsFor(kind, at)) {
     if (rows.length >= want) break
-    const got = (await sectionQuery(sql, r, section, want - rows.length)) as unknown as ListRow[]
+    const got = await sectionQuery(sql, r, section, want - rows.length)
     rows.push(...got)
   }
   const page = rows.slice(0, q.limit)
@@ -200,7 +198,7 @@ export async function listConversations(
 /** That guest's conversations (any status, not deleted), newest first. */
 export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
   const cond = after ? sql`AND (c.created_at, c.id) < (${after.t}::timestamptz, ${after.id}::uuid)` : sql``
-  return sql`
+  return sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}
     FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${cond}
@@ -208,16 +206,28 @@ export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string
     LIMIT ${lit(sql, limit)}`
 }
 
-export async function guestHistory(
-  sql: Sql,
-  codec: CursorCodec,
-  workspaceId: string,
-  guestId: string,
-  q: { limit: number; cursor?: string },
-): Promise<Page<ConversationView>> {
+/**
+ * GET /conversations/guest/:guestId/history. A member sees any guest of the workspace; a visitor
+ * only its own guest. Any other id (unknown, foreign, malformed) is 404 GUEST_NOT_FOUND, never 403.
+ */
+export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: number; cursor?: string }): Promise<Page<ConversationView>> {
+  const { sql } = ctx
+  const guestId = guestIdParam.toLowerCase()
+  if (!isUuid(guestId)) throw guestNotFound()
+  const c = ctx.caller
+  let workspaceId: string
+  if (c.kind === 'member') {
+    workspaceId = c.workspaceId
+    if (!(await guestExists(sql, workspaceId, guestId))) throw guestNotFound()
+  } else if (c.kind === 'visitor' && c.guestId.toLowerCase() === guestId) {
+    workspaceId = c.workspaceId
+  } else {
+    throw guestNotFound()
+  }
+  const codec = ctx.cursor
   const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
   const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
-  const rows = (await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)) as unknown as ConversationRecord[]
+  const rows = await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)
   const page = rows.slice(0, q.limit)
   const last = page[page.length - 1]
   const nextCursor = rows.length > q.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
@@ -225,7 +235,7 @@ export async function guestHistory(
 }
 
 /** Does this guest exist in the workspace? (history of an unknown guest is 404, not an empty list) */
-export async function guestExists(sql: Sql, workspaceId: string, guestId: string): Promise<boolean> {
+async function guestExists(sql: Sql, workspaceId: string, guestId: string): Promise<boolean> {
   const [row] = await sql`SELECT 1 FROM guests WHERE id = ${guestId} AND workspace_id = ${workspaceId}`
   return row !== undefined
 }

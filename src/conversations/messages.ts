@@ -1,9 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { v7 as uuidv7 } from 'uuid'
-import type { Sql } from '../../plugins/db.js'
+import type { Ctx } from '../context.js'
 import type { MessageView } from '../../schemas/conversations.js'
-import { cursorCodec } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import { invalidCursor } from '../errors.js'
 import { rooms } from '../events.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './service.js'
@@ -30,26 +28,20 @@ export interface PostMessageResult {
  * the agents' seen mark, so messages order by (createdAt, id) in sending order and the unread
  * recount (guest messages after the seen mark) always agrees with unread_count.
  */
-export async function postMessage(
-  app: FastifyInstance,
-  request: FastifyRequest,
-  id: string,
-  input: { body: string; clientMessageId?: string },
-): Promise<PostMessageResult> {
-  const member = request.member
-  const visitor = request.visitor
-  const senderType = member ? 'AGENT' : 'GUEST'
+export async function postMessage(ctx: Ctx, id: string, input: { body: string; clientMessageId?: string }): Promise<PostMessageResult> {
+  const caller = ctx.caller
+  const senderType = caller.kind === 'member' ? 'AGENT' : 'GUEST'
   const clientId = input.clientMessageId ?? null
 
-  const out = await mutateConversation<PostMessageResult>(app, request, id, async (sql, row) => {
+  const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
     let senderId: string
     let senderName: string
-    if (member) {
-      senderId = member.userId
-      senderName = member.record.name
+    if (caller.kind === 'member') {
+      senderId = caller.userId
+      senderName = caller.name
     } else {
       const [guest] = await sql<{ name: string }[]>`SELECT name FROM guests WHERE id = ${row.guestId}`
-      senderId = visitor!.guestId
+      senderId = row.guestId
       senderName = guest?.name ?? 'Visitor'
     }
     const [inserted] = await sql<MessageRecord[]>`
@@ -85,7 +77,7 @@ export async function postMessage(
   const result = out.result!
   if (result.created) {
     const conv = out.conversation
-    app.events.publish([rooms.workspace(conv.workspaceId), rooms.guest(conv.guestId)], 'message:new', {
+    ctx.events.publish([rooms.workspace(conv.workspaceId), rooms.guest(conv.guestId)], 'message:new', {
       conversationId: conv.id,
       message: result.message,
     })
@@ -95,23 +87,22 @@ export async function postMessage(
 
 /** GET /conversations/:id/messages: oldest first, keyset on (created_at, id). */
 export async function listMessages(
-  app: FastifyInstance,
-  request: FastifyRequest,
+  ctx: Ctx,
   id: string,
   query: { limit: number; cursor?: string },
 ): Promise<{ data: MessageView[]; nextCursor: string | null }> {
-  const conv = await findConversationForCaller(app.db, request, id)
-  const codec = cursorCodec(app.config)
+  const conv = await findConversationForCaller(ctx, id)
+  const codec = ctx.cursor
   const params = { list: 'messages', conversationId: conv.id }
   let after: [string, string] | null = null
   if (query.cursor) {
     const key = codec.decode(query.cursor, params)
     if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string') {
-      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+      throw invalidCursor()
     }
     after = [key[0], key[1]]
   }
-  const sql: Sql = app.sql
+  const { sql } = ctx
   const rows = await sql<MessageRecord[]>`
     SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
     WHERE conversation_id = ${conv.id}

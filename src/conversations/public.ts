@@ -1,7 +1,8 @@
-import type { Sql } from '../../plugins/db.js'
+import type { Ctx } from '../context.js'
+import type { ConversationStatus } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
-import { isUuid } from './access.js'
+import { isUuid } from '../uuid.js'
 
 /**
  * The anonymous status endpoints (/api/public/conversations/:id/...). They answer by id alone, so
@@ -11,7 +12,7 @@ import { isUuid } from './access.js'
  */
 interface PublicRow {
   id: string
-  status: 'OPEN' | 'RESOLVED' | 'CLOSED'
+  status: ConversationStatus
   assignedAgentId: string | null
   createdAt: string
   lastMessageAt: string
@@ -20,9 +21,9 @@ interface PublicRow {
   agentAvatarUrl: string | null
 }
 
-export async function publicConversation(sql: Sql, id: string): Promise<PublicRow> {
+async function publicConversation(ctx: Ctx, id: string): Promise<PublicRow> {
   if (!isUuid(id)) throw conversationNotFound()
-  const [row] = await sql<PublicRow[]>`
+  const [row] = await ctx.sql<PublicRow[]>`
     SELECT c.id, c.status, c.assigned_agent_id AS "assignedAgentId", c.created_at AS "createdAt",
       c.last_message_at AS "lastMessageAt", c.deleted_at AS "deletedAt",
       m.name AS "agentName", m.avatar_url AS "agentAvatarUrl"
@@ -33,18 +34,29 @@ export async function publicConversation(sql: Sql, id: string): Promise<PublicRo
   return row
 }
 
-export const publicStatus = (r: PublicRow) => ({ id: r.id, deleted: r.deletedAt !== null, status: r.status })
+/** GET /api/public/conversations/:id/status */
+export async function publicStatus(ctx: Ctx, id: string) {
+  const r = await publicConversation(ctx, id)
+  return { id: r.id, deleted: r.deletedAt !== null, status: r.status }
+}
 
-/** The assigned agent's display name and avatar; null when unassigned, deleted or the member is gone. */
-export const publicAgent = (r: PublicRow) => ({
-  agent: r.deletedAt === null && r.assignedAgentId && r.agentName !== null ? { name: r.agentName, avatarUrl: r.agentAvatarUrl } : null,
-})
+/** GET .../:id/agent: the assigned agent's display name and avatar; null when unassigned, deleted or the member is gone. */
+export async function publicAgent(ctx: Ctx, id: string) {
+  const r = await publicConversation(ctx, id)
+  return {
+    agent: r.deletedAt === null && r.assignedAgentId && r.agentName !== null ? { name: r.agentName, avatarUrl: r.agentAvatarUrl } : null,
+  }
+}
 
-export const publicMeta = (r: PublicRow) => ({
-  id: r.id,
-  status: r.status,
-  assigned: r.assignedAgentId !== null,
-  createdAt: iso(r.createdAt),
-  lastMessageAt: iso(r.lastMessageAt),
-  deleted: r.deletedAt !== null,
-})
+/** GET .../:id/meta */
+export async function publicMeta(ctx: Ctx, id: string) {
+  const r = await publicConversation(ctx, id)
+  return {
+    id: r.id,
+    status: r.status,
+    assigned: r.assignedAgentId !== null,
+    createdAt: iso(r.createdAt),
+    lastMessageAt: iso(r.lastMessageAt),
+    deleted: r.deletedAt !== null,
+  }
+}

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { v7 as uuidv7 } from 'uuid'
-import type { Sql } from '../../plugins/db.js'
-import type { ConversationView } from '../../schemas/conversations.js'
-import { badRequest, conversationNotFound, forbidden, notFound } from '../errors.js'
+import { memberOf, workspaceOf, type Ctx } from '../context.js'
+import type { Fragment, Sql } from '../db/client.js'
+import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
+import type { AssignmentAction } from '../db/schema.js'
+import { badRequest, conversationNotFound, forbidden, guestNotFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
-import { findConversationForCaller, isUuid } from './access.js'
+import { isUuid } from '../uuid.js'
+import { findConversationForCaller } from './access.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
-import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
+import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
 /** The locked conversation row, as the rules need it. */
 export interface LockedConversation extends CounterState {
@@ -25,26 +27,22 @@ const LOCK_COLUMNS = `
   assigned_agent_id AS "assignedAgentId", unread_count AS "unreadCount", deleted_at IS NOT NULL AS deleted,
   last_message_at AS "lastMessageAt", agent_last_seen_at AS "agentLastSeenAt"`
 
-/** The workspace of whoever is calling (member or visitor). */
-function workspaceOf(request: FastifyRequest): string {
-  const ws = request.member?.workspaceId ?? request.visitor?.workspaceId
-  if (!ws) throw conversationNotFound()
-  return ws
-}
+/** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
+const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
 
-/** Loads the API view of one conversation (inside or outside a transaction). */
-export async function loadConversationView(sql: Sql, id: string): Promise<ConversationView> {
-  const [row] = await sql<ConversationRecord[]>`
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)} WHERE c.id = ${id}`
-  if (!row) throw conversationNotFound()
-  return toConversationView(row)
+/** The view of a conversation this transaction has just locked and changed (or created). */
+async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> {
+  const view = await findConversationView(sql, id)
+  if (!view) throw conversationNotFound()
+  return view
 }
 
 /** GET /conversations/:id: visible to a member of its workspace or to its own visitor. */
-export async function getConversation(sql: Sql, request: FastifyRequest, id: string): Promise<ConversationView> {
+export async function getConversation(ctx: Ctx, id: string): Promise<ConversationView> {
   if (!isUuid(id)) throw conversationNotFound()
-  const ws = workspaceOf(request)
-  const guest = request.visitor?.guestId ?? null
+  const { sql } = ctx
+  const ws = workspaceOf(ctx)
+  const guest = guestOf(ctx)
   const [row] = await sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.id = ${id} AND c.workspace_id = ${ws} AND c.deleted_at IS NULL
@@ -74,16 +72,14 @@ export interface MutationOutcome<T> {
  * between the locked and the updated row, read the view; after commit, publish.
  */
 export async function mutateConversation<T = undefined>(
-  app: FastifyInstance,
-  request: FastifyRequest,
+  ctx: Ctx,
   id: string,
   change: (sql: Sql, row: LockedConversation) => Promise<Mutation<T>>,
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
-  const ws = workspaceOf(request)
-  const guest = request.visitor?.guestId ?? null
-  const out = (await app.sql.begin(async (tx) => {
-    const sql = tx as unknown as Sql
+  const ws = workspaceOf(ctx)
+  const guest = guestOf(ctx)
+  const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
       SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
@@ -93,16 +89,17 @@ export async function mutateConversation<T = undefined>(
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
     if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
-    const conversation = m.after?.deleted ? null : await loadConversationView(sql, id)
+    const conversation = m.after?.deleted ? null : await viewAfterChange(sql, id)
     return { row, m, conversation }
-  })) as { row: LockedConversation; m: Mutation<T>; conversation: ConversationView | null }
+  })
 
   const { row, m } = out
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
-    app.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
+    ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
   }
+  // null only after a delete, whose caller answers 204 without it.
   return { conversation: out.conversation as ConversationView, changed, result: m.result }
 }
 
@@ -110,33 +107,27 @@ export async function mutateConversation<T = undefined>(
 export const COUNTER_RETURNING = `status, deleted_at IS NOT NULL AS deleted, assigned_agent_id AS "assignedAgentId",
   channel_id AS "channelId", unread_count AS "unreadCount"`
 
-async function update(sql: Sql, id: string, set: string, params: unknown[] = []): Promise<CounterState> {
-  // `set` is a fixed fragment from this module, never caller input; values go through params.
-  const [after] = await sql.unsafe<CounterState[]>(
-    `UPDATE conversations SET ${set}, updated_at = clock_timestamp() WHERE id = $1 RETURNING ${COUNTER_RETURNING}`,
-    [id, ...params] as never[],
-  )
+/** `set` is a tagged fragment (sql`pinned = ${pinned}`): values stay parameters. */
+async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState> {
+  const [after] = await sql<CounterState[]>`
+    UPDATE conversations SET ${set}, updated_at = clock_timestamp() WHERE id = ${id}
+    RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
   return after
 }
 
 /** POST /conversations (visitor): a new OPEN conversation for the session's guest. */
-export async function createConversation(
-  app: FastifyInstance,
-  request: FastifyRequest,
-  body: { channelId: string; guestId: string },
-): Promise<ConversationView> {
-  const v = request.visitor
-  if (!v) throw forbidden()
+export async function createConversation(ctx: Ctx, body: { channelId: string; guestId: string }): Promise<ConversationView> {
+  const v = ctx.caller
+  if (v.kind !== 'visitor') throw forbidden()
   if (body.channelId.toLowerCase() !== v.channelId.toLowerCase() || body.guestId.toLowerCase() !== v.guestId.toLowerCase()) {
     throw forbidden('channelId and guestId must be those of the visitor session')
   }
   const id = uuidv7()
-  const conversation = (await app.sql.begin(async (tx) => {
-    const sql = tx as unknown as Sql
+  const conversation = await ctx.sql.begin(async (sql) => {
     const [guest] = await sql<{ id: string }[]>`
       SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
       WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active`
-    if (!guest) throw notFound('GUEST_NOT_FOUND', 'Guest or channel not found')
+    if (!guest) throw guestNotFound('Guest or channel not found')
     await sql`
       INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
       VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())`
@@ -144,21 +135,21 @@ export async function createConversation(
     // same function as every other change.
     const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
     await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
-    return loadConversationView(sql, id)
-  })) as ConversationView
-  app.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
+    return viewAfterChange(sql, id)
+  })
+  ctx.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
   return conversation
 }
 
 /** DELETE /conversations/:id: soft delete; leaves every list and count. */
-export async function deleteConversation(app: FastifyInstance, request: FastifyRequest, id: string): Promise<void> {
-  await mutateConversation(app, request, id, async (sql) => ({ after: await update(sql, id, 'deleted_at = clock_timestamp()') }))
+export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
+  await mutateConversation(ctx, id, async (sql) => ({ after: await update(sql, id, sql`deleted_at = clock_timestamp()`) }))
 }
 
 /** PATCH /:id/assign-agent: race-safe (row lock), idempotent for the current agent. */
-export async function assignAgent(app: FastifyInstance, request: FastifyRequest, id: string, agentId: string) {
-  const member = request.member!
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
+  const member = memberOf(ctx)
+  return mutateConversation(ctx, id, async (sql, row) => {
     // Judged under the conversation lock, after the conversation itself (a foreign or malformed
     // conversation id is a 404 whatever the agent).
     const [agent] = await sql<{ userId: string }[]>`
@@ -166,18 +157,18 @@ export async function assignAgent(app: FastifyInstance, request: FastifyRequest,
       WHERE workspace_id = ${row.workspaceId} AND user_id = ${agentId} AND status = 'active'`
     if (!agent) throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
     if (row.assignedAgentId === agentId) return {}
-    const after = await update(sql, id, 'assigned_agent_id = $2', [agentId])
+    const after = await update(sql, id, sql`assigned_agent_id = ${agentId}`)
     await addHistory(sql, row, 'ASSIGNED', agentId, member.userId)
     return { after }
   })
 }
 
 /** PATCH /:id/unassign-agent: already unassigned changes nothing. */
-export async function unassignAgent(app: FastifyInstance, request: FastifyRequest, id: string) {
-  const member = request.member!
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function unassignAgent(ctx: Ctx, id: string) {
+  const member = memberOf(ctx)
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.assignedAgentId === null) return {}
-    const after = await update(sql, id, 'assigned_agent_id = NULL')
+    const after = await update(sql, id, sql`assigned_agent_id = NULL`)
     await addHistory(sql, row, 'UNASSIGNED', null, member.userId)
     return { after }
   })
@@ -188,7 +179,7 @@ export async function unassignAgent(app: FastifyInstance, request: FastifyReques
  * and kept strictly after the conversation's previous entry, so "newest first" is the lock order
  * even when the transactions started in another order.
  */
-async function addHistory(sql: Sql, row: LockedConversation, action: 'ASSIGNED' | 'UNASSIGNED', agentId: string | null, by: string) {
+async function addHistory(sql: Sql, row: LockedConversation, action: AssignmentAction, agentId: string | null, by: string) {
   await sql`
     INSERT INTO assignment_history (id, workspace_id, conversation_id, action, agent_id, previous_agent_id, by_user_id, created_at)
     SELECT ${randomUUID()}, ${row.workspaceId}, ${row.id}, ${action}, ${agentId}, ${row.assignedAgentId}, ${by},
@@ -196,19 +187,11 @@ async function addHistory(sql: Sql, row: LockedConversation, action: 'ASSIGNED' 
     FROM assignment_history h WHERE h.conversation_id = ${row.id}`
 }
 
-export interface HistoryEntry {
-  action: 'ASSIGNED' | 'UNASSIGNED'
-  agentId: string | null
-  previousAgentId: string | null
-  byUserId: string | null
-  at: string
-}
-
 /** GET /:id/assignment-history, newest first. */
-export async function assignmentHistory(app: FastifyInstance, request: FastifyRequest, id: string): Promise<HistoryEntry[]> {
+export async function assignmentHistory(ctx: Ctx, id: string): Promise<HistoryEntryView[]> {
   // Visibility only: the primary-key lookup, not the joined view.
-  await findConversationForCaller(app.db, request, id)
-  const rows = await app.sql<(Omit<HistoryEntry, 'at'> & { at: string })[]>`
+  await findConversationForCaller(ctx, id)
+  const rows = await ctx.sql<HistoryEntryView[]>`
     SELECT action, agent_id AS "agentId", previous_agent_id AS "previousAgentId", by_user_id AS "byUserId", created_at AS at
     FROM assignment_history WHERE conversation_id = ${id}
     ORDER BY created_at DESC, id DESC`
@@ -220,41 +203,41 @@ export async function assignmentHistory(app: FastifyInstance, request: FastifyRe
  * the newest message's time, so the recount (guest messages after the mark) is 0. A visitor moves
  * its own mark (widget side), which is not part of the conversation object: no event.
  */
-export async function markSeen(app: FastifyInstance, request: FastifyRequest, id: string) {
-  if (request.visitor) {
-    return mutateConversation(app, request, id, async (sql) => {
+export async function markSeen(ctx: Ctx, id: string) {
+  if (ctx.caller.kind === 'visitor') {
+    return mutateConversation(ctx, id, async (sql) => {
       await sql`
         UPDATE conversations SET visitor_last_seen_at = GREATEST(clock_timestamp(), last_message_at) WHERE id = ${id}`
       return {}
     })
   }
-  return mutateConversation(app, request, id, async (sql, row) => {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.unreadCount === 0) return {}
-    const after = await update(sql, id, 'unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)')
+    const after = await update(sql, id, sql`unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)`)
     return { after }
   })
 }
 
 /** PATCH /:id/close: RESOLVED with closedAt; a resolved (or legacy CLOSED) one stays as it is. */
-export async function closeConversation(app: FastifyInstance, request: FastifyRequest, id: string) {
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function closeConversation(ctx: Ctx, id: string) {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status !== 'OPEN') return {}
-    return { after: await update(sql, id, `status = 'RESOLVED', closed_at = clock_timestamp()`) }
+    return { after: await update(sql, id, sql`status = 'RESOLVED', closed_at = clock_timestamp()`) }
   })
 }
 
 /** PATCH /:id/reopen: OPEN, closedAt null; an open one stays as it is. */
-export async function reopenConversation(app: FastifyInstance, request: FastifyRequest, id: string) {
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function reopenConversation(ctx: Ctx, id: string) {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status === 'OPEN') return {}
-    return { after: await update(sql, id, `status = 'OPEN', closed_at = NULL`) }
+    return { after: await update(sql, id, sql`status = 'OPEN', closed_at = NULL`) }
   })
 }
 
 /** PATCH /:id/pin and /unpin. */
-export async function setPinned(app: FastifyInstance, request: FastifyRequest, id: string, pinned: boolean) {
-  return mutateConversation(app, request, id, async (sql, row) => {
+export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
+  return mutateConversation(ctx, id, async (sql, row) => {
     if (row.pinned === pinned) return {}
-    return { after: await update(sql, id, 'pinned = $2', [pinned]) }
+    return { after: await update(sql, id, sql`pinned = ${pinned}`) }
   })
 }

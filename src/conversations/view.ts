@@ -1,4 +1,6 @@
 import type { ConversationView, MessageView } from '../../schemas/conversations.js'
+import type { Sql } from '../db/client.js'
+import type { conversations, messages } from '../db/schema.js'
 import { iso } from '../time.js'
 
 /**
@@ -20,25 +22,39 @@ export const CONVERSATION_FROM = `
   JOIN guests g ON g.id = c.guest_id
   LEFT JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = c.assigned_agent_id`
 
-export interface ConversationRecord {
-  id: string
-  workspaceId: string
-  channelId: string
-  guestId: string
-  status: 'OPEN' | 'RESOLVED' | 'CLOSED'
-  pinned: boolean
-  assignedAgentId: string | null
-  unreadCount: number
-  lastMessageAt: string
-  lastMessagePreview: string | null
-  createdAt: string
-  updatedAt: string
-  closedAt: string | null
-  deletedAt: string | null
+/** A row of CONVERSATION_SELECT: the conversation's columns plus the joined names. */
+export type ConversationRecord = Pick<
+  typeof conversations.$inferSelect,
+  | 'id'
+  | 'workspaceId'
+  | 'channelId'
+  | 'guestId'
+  | 'status'
+  | 'pinned'
+  | 'assignedAgentId'
+  | 'unreadCount'
+  | 'lastMessageAt'
+  | 'lastMessagePreview'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'closedAt'
+  | 'deletedAt'
+> & {
   guestName: string
   guestEmail: string
   /** Null when unassigned, or when the assigned member was removed since. */
   agentName: string | null
+}
+
+/**
+ * One conversation as the API shows it, by id alone (check the caller's visibility first), inside
+ * or outside a transaction; null when it is missing or deleted.
+ */
+export async function findConversationView(sql: Sql, id: string): Promise<ConversationView | null> {
+  const [row] = await sql<ConversationRecord[]>`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.id = ${id} AND c.deleted_at IS NULL`
+  return row ? toConversationView(row) : null
 }
 
 export function toConversationView(r: ConversationRecord): ConversationView {
@@ -62,15 +78,10 @@ export function toConversationView(r: ConversationRecord): ConversationView {
   }
 }
 
-export interface MessageRecord {
-  id: string
-  conversationId: string
-  senderType: 'GUEST' | 'AGENT' | 'SYSTEM'
-  senderId: string | null
-  senderName: string
-  body: string
-  createdAt: string
-}
+export type MessageRecord = Pick<
+  typeof messages.$inferSelect,
+  'id' | 'conversationId' | 'senderType' | 'senderId' | 'senderName' | 'body' | 'createdAt'
+>
 
 export function toMessageView(m: MessageRecord): MessageView {
   return { ...m, createdAt: iso(m.createdAt) }

@@ -21,6 +21,25 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core'
 
+/**
+ * The stored vocabularies, one definition each: the columns below, the TypeBox schemas
+ * (schemas/, through Literals) and the domain types all derive from these lists.
+ */
+export const memberRoles = ['owner', 'admin', 'agent'] as const
+export type Role = (typeof memberRoles)[number]
+export const memberStatuses = ['active', 'disabled'] as const
+export type MemberStatus = (typeof memberStatuses)[number]
+/** CLOSED is a legacy value from imports; it behaves like RESOLVED. */
+export const conversationStatus = ['OPEN', 'RESOLVED', 'CLOSED'] as const
+export type ConversationStatus = (typeof conversationStatus)[number]
+export const senderTypes = ['GUEST', 'AGENT', 'SYSTEM'] as const
+export const assignmentActions = ['ASSIGNED', 'UNASSIGNED'] as const
+export type AssignmentAction = (typeof assignmentActions)[number]
+export const billingProviders = ['provider-a', 'provider-b'] as const
+export type BillingProvider = (typeof billingProviders)[number]
+export const subscriptionStatuses = ['none', 'active', 'past_due', 'canceled'] as const
+export const paymentKinds = ['payment', 'refund', 'failure'] as const
+
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'string' })
@@ -40,8 +59,8 @@ export const members = pgTable(
     userId: text('user_id').notNull(),
     name: text('name').notNull(),
     email: text('email').notNull().default(''),
-    role: text('role', { enum: ['owner', 'admin', 'agent'] }).notNull(),
-    status: text('status', { enum: ['active', 'disabled'] }).notNull().default('active'),
+    role: text('role', { enum: memberRoles }).notNull(),
+    status: text('status', { enum: memberStatuses }).notNull().default('active'),
     avatarUrl: text('avatar_url'),
     joinedAt: ts('joined_at').notNull().defaultNow(),
   },
@@ -96,8 +115,6 @@ export const guests = pgTable(
   ],
 )
 
-export const conversationStatus = ['OPEN', 'RESOLVED', 'CLOSED'] as const
-
 export const conversations = pgTable(
   'conversations',
   {
@@ -106,7 +123,6 @@ export const conversations = pgTable(
     workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
     channelId: uuid('channel_id').notNull().references(() => channels.id),
     guestId: uuid('guest_id').notNull().references(() => guests.id),
-    /** CLOSED is a legacy value from imports; it behaves like RESOLVED. */
     status: text('status', { enum: conversationStatus }).notNull().default('OPEN'),
     pinned: boolean('pinned').notNull().default(false),
     assignedAgentId: text('assigned_agent_id'),
@@ -160,7 +176,7 @@ export const messages = pgTable(
     id: uuid('id').primaryKey(),
     workspaceId: uuid('workspace_id').notNull(),
     conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
-    senderType: text('sender_type', { enum: ['GUEST', 'AGENT', 'SYSTEM'] }).notNull(),
+    senderType: text('sender_type', { enum: senderTypes }).notNull(),
     senderId: text('sender_id'),
     senderName: text('sender_name').notNull(),
     body: text('body').notNull(),
@@ -187,7 +203,7 @@ export const assignmentHistory = pgTable(
     id: uuid('id').primaryKey(),
     workspaceId: uuid('workspace_id').notNull(),
     conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
-    action: text('action', { enum: ['ASSIGNED', 'UNASSIGNED'] }).notNull(),
+    action: text('action', { enum: assignmentActions }).notNull(),
     agentId: text('agent_id'),
     previousAgentId: text('previous_agent_id'),
     byUserId: text('by_user_id'),
@@ -219,7 +235,7 @@ export const unreadCounters = pgTable(
 export const webhookEvents = pgTable(
   'webhook_events',
   {
-    provider: text('provider', { enum: ['provider-a', 'provider-b'] }).notNull(),
+    provider: text('provider', { enum: billingProviders }).notNull(),
     eventId: text('event_id').notNull(),
     type: text('type').notNull(),
     workspaceId: uuid('workspace_id'),
@@ -235,7 +251,7 @@ export const webhookEvents = pgTable(
 
 export const subscriptions = pgTable('subscriptions', {
   workspaceId: uuid('workspace_id').primaryKey().references(() => workspaces.id, { onDelete: 'cascade' }),
-  status: text('status', { enum: ['none', 'active', 'past_due', 'canceled'] }).notNull().default('none'),
+  status: text('status', { enum: subscriptionStatuses }).notNull().default('none'),
   provider: text('provider'),
   plan: text('plan'),
   providerSubscriptionId: text('provider_subscription_id'),
@@ -250,8 +266,8 @@ export const payments = pgTable(
   {
     id: uuid('id').primaryKey(),
     workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-    provider: text('provider', { enum: ['provider-a', 'provider-b'] }).notNull(),
-    kind: text('kind', { enum: ['payment', 'refund', 'failure'] }).notNull(),
+    provider: text('provider', { enum: billingProviders }).notNull(),
+    kind: text('kind', { enum: paymentKinds }).notNull(),
     /** Minor units of the currency. */
     amount: bigint('amount', { mode: 'number' }).notNull(),
     currency: text('currency').notNull(),

@@ -1,8 +1,8 @@
 import { createDecoder } from 'fast-jwt'
-import type { Logger } from 'pino'
 import type { Socket } from 'socket.io'
-import type { MemberDirectory } from '../auth/members.js'
-import { IdpUnavailableError, type MemberVerifier, type VisitorTokens } from '../auth/tokens.js'
+import { membership, verifyMemberToken, verifyVisitorSession } from '../auth/callers.js'
+import type { Deps, Log } from '../context.js'
+import { AppError } from '../errors.js'
 
 /** Who a socket is, fixed at the handshake (socket.data). */
 export type SocketPrincipal =
@@ -24,7 +24,6 @@ export class HandshakeError extends Error {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const decode = createDecoder()
 
 function expiryOf(token: string): number | undefined {
@@ -37,45 +36,35 @@ function expiryOf(token: string): number | undefined {
 }
 
 /**
- * Checks the handshake's `auth` payload exactly as the API checks headers: the same verifiers
- * (src/auth/tokens.ts) and the same membership lookup (MemberDirectory). A member token wins
- * when both kinds are sent, as on HTTP.
+ * Checks the handshake's `auth` payload by the API's own rules (src/auth/callers.ts: the same
+ * token verifiers and membership lookup). A member token wins when both kinds are sent, as on
+ * HTTP; a refusal keeps the API's code and message.
  */
 export async function authenticate(
   auth: unknown,
-  deps: { memberTokens: MemberVerifier; visitorTokens: VisitorTokens; directory: MemberDirectory; log: Logger },
+  deps: Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory'>,
+  log: Log,
 ): Promise<SocketPrincipal> {
   const payload = (auth && typeof auth === 'object' ? auth : {}) as Record<string, unknown>
   const { token, workspaceId, visitorSession } = payload
-  if (typeof token === 'string' && token !== '') {
-    let sub: string
-    try {
-      sub = (await deps.memberTokens(token)).sub
-    } catch (err) {
-      if (err instanceof IdpUnavailableError) {
-        deps.log.warn({ reason: err.message }, 'socket member token not checked: identity provider unavailable')
-        throw new HandshakeError('IDP_UNAVAILABLE', 'IDP_UNAVAILABLE', 'The identity provider is unavailable; retry later')
+  try {
+    if (typeof token === 'string' && token !== '') {
+      const user = await verifyMemberToken(deps, log, token)
+      if (typeof workspaceId !== 'string' || workspaceId === '') {
+        throw new HandshakeError('UNAUTHENTICATED', 'WORKSPACE_REQUIRED', 'workspaceId is required with a member token')
       }
-      deps.log.info({ reason: (err as Error).message }, 'socket member token refused')
-      throw new HandshakeError('UNAUTHENTICATED', 'UNAUTHENTICATED', 'Invalid or expired token')
+      const member = await membership(deps, user, workspaceId, 'any')
+      return { kind: 'member', workspaceId: member.workspaceId, userId: member.userId, expiresAt: expiryOf(token) }
     }
-    if (typeof workspaceId !== 'string' || workspaceId === '') {
-      throw new HandshakeError('UNAUTHENTICATED', 'WORKSPACE_REQUIRED', 'workspaceId is required with a member token')
+    if (typeof visitorSession === 'string' && visitorSession !== '') {
+      const visitor = verifyVisitorSession(deps, log, visitorSession)
+      return { kind: 'visitor', guestId: visitor.guestId, channelId: visitor.channelId, workspaceId: visitor.workspaceId, expiresAt: expiryOf(visitorSession) }
     }
-    if (!UUID.test(workspaceId)) throw new HandshakeError('NOT_A_MEMBER', 'NOT_A_MEMBER', 'Not a member of this workspace')
-    const record = await deps.directory.get(workspaceId.toLowerCase(), sub)
-    if (!record) throw new HandshakeError('NOT_A_MEMBER', 'NOT_A_MEMBER', 'Not a member of this workspace')
-    if (record.status !== 'active') throw new HandshakeError('NOT_A_MEMBER', 'MEMBER_DISABLED', 'Membership is disabled')
-    return { kind: 'member', workspaceId: record.workspaceId, userId: sub, expiresAt: expiryOf(token) }
-  }
-  if (typeof visitorSession === 'string' && visitorSession !== '') {
-    try {
-      const c = deps.visitorTokens.verify(visitorSession)
-      return { kind: 'visitor', guestId: c.guestId, channelId: c.channelId, workspaceId: c.workspaceId, expiresAt: c.exp * 1000 }
-    } catch (err) {
-      deps.log.info({ reason: (err as Error).message }, 'socket visitor session refused')
-      throw new HandshakeError('UNAUTHENTICATED', 'UNAUTHENTICATED', 'Invalid or expired visitor session')
-    }
+  } catch (err) {
+    if (err instanceof AppError && err.statusCode === 401) throw new HandshakeError('UNAUTHENTICATED', err.code, err.message)
+    if (err instanceof AppError && err.statusCode === 403) throw new HandshakeError('NOT_A_MEMBER', err.code, err.message)
+    if (err instanceof AppError && err.code === 'IDP_UNAVAILABLE') throw new HandshakeError('IDP_UNAVAILABLE', err.code, err.message)
+    throw err
   }
   throw new HandshakeError('UNAUTHENTICATED', 'UNAUTHENTICATED', 'Credentials required: { token, workspaceId } or { visitorSession }')
 }

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import { createAdapter } from '@socket.io/redis-adapter'
-import { drizzle } from 'drizzle-orm/postgres-js'
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import { Server, type Socket } from 'socket.io'
-import { createSql } from '../../plugins/db.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
 import type { Config } from '../config.js'
-import * as schema from '../db/schema.js'
+import type { Deps } from '../context.js'
+import { createSql, type Pool } from '../db/client.js'
 import { rooms, socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
+import { waitReady } from '../redis.js'
 import { authenticate, HandshakeError, principalOf, type SocketPrincipal } from './auth.js'
 import { memberKey, PresenceStore, splitMemberKey, type PresenceChange } from './presence.js'
 
@@ -59,63 +59,30 @@ export function gatewayLogger(config: Config): Logger {
   })
 }
 
-function waitReady(client: Redis, timeoutMs: number): Promise<void> {
-  if (client.status === 'ready') return Promise.resolve()
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup()
-      reject(new Error(`Redis did not answer within ${timeoutMs} ms`))
-    }, timeoutMs)
-    const onReady = () => {
-      cleanup()
-      resolve()
-    }
-    const cleanup = () => {
-      clearTimeout(timer)
-      client.off('ready', onReady)
-    }
-    client.on('ready', onReady)
-  })
+/** The pieces every part of one gateway shares. */
+interface Parts {
+  config: Config
+  log: Logger
+  io: Server
+  sql: Pool
+  presence: PresenceStore
+  /** Broadcasts a presence transition to the member's workspace (null: nothing changed). */
+  announce(change: PresenceChange | null): void
+  /** Set when the gateway is closing: sockets that drop then keep their presence until it expires. */
+  closing: { value: boolean }
 }
 
+/**
+ * A gateway: Redis (adapter and presence), the database (membership), the Socket.IO server
+ * with its handshake and events, the health endpoint, the heartbeat. Each part is a function
+ * below; this one wires them and owns start and stop.
+ */
 export async function createGateway({ config, logger }: GatewayOptions): Promise<Gateway> {
   const log = logger ?? gatewayLogger(config)
   const gatewayId = randomUUID()
-  const prefix = config.REDIS_PREFIX
   const { heartbeatMs, entryTtlMs } = presenceTimings(config)
-
-  const redisOptions = {
-    maxRetriesPerRequest: 2,
-    connectTimeout: 2000,
-    retryStrategy: (times: number) => Math.min(times * 100, 1000),
-  }
-  const pub = new Redis(config.REDIS_URL, redisOptions)
-  const sub = pub.duplicate()
-  let lastRedisWarning = 0
-  const onRedisError = (err: Error) => {
-    // A Redis outage makes ioredis report every reconnect attempt; one line a few seconds is enough.
-    if (Date.now() - lastRedisWarning > 5000) {
-      lastRedisWarning = Date.now()
-      log.warn({ err: { message: err.message } }, 'redis error')
-    }
-  }
-  pub.on('error', onRedisError)
-  sub.on('error', onRedisError)
-  // The adapter fires publish() and drops the promise: a failed broadcast is a log line, not an
-  // unhandled rejection that would stop the process.
-  const publish = pub.publish.bind(pub) as (channel: string, message: string | Buffer) => Promise<number>
-  ;(pub as unknown as { publish: typeof publish }).publish = (channel, message) =>
-    publish(channel, message).catch((err: Error) => {
-      log.warn({ err: { message: err.message } }, 'socket.io broadcast failed')
-      return 0
-    })
-
+  const { pub, sub } = createRedisPair(config, log)
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const directory = new MemberDirectory(drizzle(sql, { schema }), config.MEMBER_CACHE_TTL_MS)
-  const memberTokens = createMemberVerifier(config)
-  const visitorTokens = createVisitorTokens(config)
-  const presence = new PresenceStore({ redis: pub, prefix, gatewayId, entryTtlMs })
-
   try {
     await Promise.all([waitReady(pub, 10_000), waitReady(sub, 10_000)])
   } catch (err) {
@@ -125,188 +92,37 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     throw new Error(`Could not connect to REDIS_URL: ${(err as Error).message}`)
   }
 
-  const httpServer = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0]
-    if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/health' || path === '/health/')) {
-      checkHealth(sql, pub, config.HEALTH_TIMEOUT_MS).then((body) => {
-        res.writeHead(body.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-        res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body))
-      })
-      return
-    }
-    res.writeHead(404, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'Not found' }))
-  })
-
+  const httpServer = createServer(healthEndpoint({ sql, redis: pub, config }))
   const io = new Server(httpServer, {
     // Credentials travel in the handshake payload, never in cookies, so any origin may connect
     // (the widget runs on customers' sites); what a socket receives depends only on its credentials.
     cors: { origin: true, credentials: false },
     serveClient: false,
     maxHttpBufferSize: 16 * 1024,
-    adapter: createAdapter(pub, sub, { key: socketIoKey(prefix) }),
+    adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
   })
-
-  let closing = false
-
-  const announce = (change: PresenceChange | null) => {
-    if (!change) return
-    log.debug({ workspaceId: change.workspaceId, userId: change.userId, status: change.status }, 'presence changed')
-    io.to(rooms.workspace(change.workspaceId)).emit('user:presence', {
-      userId: change.userId,
-      status: change.status,
-      at: change.at,
-    })
+  const parts: Parts = {
+    config,
+    log,
+    io,
+    sql,
+    presence: new PresenceStore({ redis: pub, prefix: config.REDIS_PREFIX, gatewayId, entryTtlMs }),
+    announce: (change) => {
+      if (!change) return
+      log.debug({ workspaceId: change.workspaceId, userId: change.userId, status: change.status }, 'presence changed')
+      io.to(rooms.workspace(change.workspaceId)).emit('user:presence', { userId: change.userId, status: change.status, at: change.at })
+    },
+    closing: { value: false },
   }
-  const presenceFailed = (err: Error) => log.warn({ err: { message: err.message } }, 'presence update failed')
+  io.use(handshake(parts, { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS) }))
+  io.on('connection', (socket: Socket) => onConnection(parts, socket))
 
-  io.use((socket, next) => {
-    authenticate(socket.handshake.auth, { memberTokens, visitorTokens, directory, log })
-      .then(async (principal) => {
-        socket.data = principal
-        if (principal.kind === 'member') {
-          // Recorded before the client hears `connect`: a tab opened and another closed right
-          // after never flashes the member offline. A socket that never completes the
-          // connection is not refreshed by the heartbeat and expires like a dead gateway's.
-          try {
-            announce(await presence.add(principal.workspaceId, principal.userId, socket.id))
-          } catch (err) {
-            presenceFailed(err as Error) // the next heartbeat records it
-          }
-        }
-        next()
-      })
-      .catch((err: unknown) => {
-        if (err instanceof HandshakeError) return next(err)
-        log.error({ err }, 'socket handshake failed')
-        const e = new Error('INTERNAL_ERROR') as Error & { data?: unknown }
-        e.data = { code: 'INTERNAL_ERROR', message: 'Could not check the credentials; retry' }
-        next(e)
-      })
-  })
-
-  io.on('connection', (socket: Socket) => {
-    const who = principalOf(socket)
-    if (who.kind === 'visitor') {
-      socket.join(rooms.guest(who.guestId))
-      log.debug({ socketId: socket.id, guestId: who.guestId }, 'visitor connected')
-      return
-    }
-    const { workspaceId, userId } = who
-    socket.join(rooms.workspace(workspaceId))
-    log.debug({ socketId: socket.id, workspaceId, userId }, 'member connected')
-
-    let window = { start: Date.now(), count: 0 }
-    socket.on('presence:set', (payload: unknown, ack?: unknown) => {
-      const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
-      const now = Date.now()
-      if (now - window.start >= PRESENCE_SET_LIMIT.windowMs) window = { start: now, count: 0 }
-      if (++window.count > PRESENCE_SET_LIMIT.max) {
-        reply({ ok: false, code: 'RATE_LIMITED', message: 'Too many presence:set calls; retry later' })
-        return
-      }
-      const status = (payload as { status?: unknown } | null)?.status
-      const valid =
-        payload !== null &&
-        typeof payload === 'object' &&
-        !Array.isArray(payload) &&
-        typeof status === 'string' &&
-        PRESENCE_STATUSES.has(status) &&
-        Object.keys(payload).length === 1
-      if (!valid) {
-        reply({ ok: false, code: 'VALIDATION_ERROR', message: "presence:set takes { status: 'online' | 'away' }" })
-        return
-      }
-      presence.setStatus(workspaceId, userId, status as 'online' | 'away').then(
-        (change) => {
-          announce(change)
-          reply({ ok: true, status })
-        },
-        (err: Error) => {
-          presenceFailed(err)
-          reply({ ok: false, code: 'UNAVAILABLE', message: 'Presence could not be updated; retry' })
-        },
-      )
-    })
-
-    socket.on('disconnect', () => {
-      // On shutdown the entries are left to expire: clients reconnect to another gateway within
-      // the TTL, so a rolling restart does not flash everyone offline.
-      if (closing) return
-      presence.remove(workspaceId, userId, socket.id).then(announce, presenceFailed)
-    })
-  })
-
-  /** This gateway's connected member sockets, per member. */
-  function memberSockets() {
-    const members = new Map<string, Socket[]>()
-    for (const socket of io.of('/').sockets.values()) {
-      const who = socket.data as SocketPrincipal | undefined
-      if (who?.kind !== 'member') continue
-      const key = memberKey(who.workspaceId, who.userId)
-      const list = members.get(key)
-      if (list) list.push(socket)
-      else members.set(key, [socket])
-    }
-    return members
-  }
-
-  /** Disconnects sockets whose credentials expired or whose membership was removed or disabled. */
-  async function recheck(now: number) {
-    for (const socket of io.of('/').sockets.values()) {
-      const who = socket.data as SocketPrincipal | undefined
-      if (!who) continue
-      if (who.expiresAt !== undefined && who.expiresAt <= now) {
-        log.info({ socketId: socket.id, kind: who.kind }, 'socket credentials expired')
-        socket.disconnect(true)
-      }
-    }
-    const members = memberSockets()
-    const keys = [...members.keys()]
-    for (let i = 0; i < keys.length; i += 1000) {
-      const batch = keys.slice(i, i + 1000).map(splitMemberKey)
-      const rows = await sql<{ w: string; u: string }[]>`
-        SELECT m.workspace_id::text AS w, m.user_id AS u
-        FROM members m
-        JOIN unnest(${batch.map((b) => b.workspaceId)}::uuid[], ${batch.map((b) => b.userId)}::text[]) AS x(w, u)
-          ON m.workspace_id = x.w AND m.user_id = x.u
-        WHERE m.status = 'active'`
-      const active = new Set(rows.map((r) => memberKey(r.w, r.u)))
-      for (const b of batch) {
-        const key = memberKey(b.workspaceId, b.userId)
-        if (active.has(key)) continue
-        log.info({ workspaceId: b.workspaceId, userId: b.userId }, 'membership gone: disconnecting member sockets')
-        for (const socket of members.get(key) ?? []) socket.disconnect(true)
-      }
-    }
-  }
-
-  let ticking: Promise<void> | undefined
-  async function heartbeat() {
-    const now = Date.now()
-    const results = await Promise.allSettled([
-      presence
-        .touch(new Map([...memberSockets()].map(([key, sockets]) => [key, new Set(sockets.map((x) => x.id))])))
-        .then((changes) => changes.forEach(announce)),
-      presence.sweep().then((changes) => changes.forEach(announce)),
-      recheck(now),
-    ])
-    for (const r of results) if (r.status === 'rejected') log.warn({ err: { message: (r.reason as Error).message } }, 'heartbeat step failed')
-  }
-  const tick = () => {
-    // One heartbeat at a time: a slow Redis must not pile them up.
-    if (!ticking) ticking = heartbeat().finally(() => (ticking = undefined))
-    return ticking
-  }
-  const timer = setInterval(() => void tick(), heartbeatMs)
-  timer.unref()
-
+  const heartbeat = startHeartbeat(parts, heartbeatMs)
   let closed: Promise<void> | undefined
   const close = () =>
     (closed ??= (async () => {
-      closing = true
-      clearInterval(timer)
-      await ticking
+      parts.closing.value = true
+      await heartbeat.stop()
       await io.close()
       await Promise.allSettled([pub.quit(), sub.quit()])
       await sql.end({ timeout: 5 })
@@ -325,5 +141,223 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
       })
     })
 
-  return { io, httpServer, gatewayId, log, listen, close, tick }
+  return { io, httpServer, gatewayId, log, listen, close, tick: heartbeat.tick }
+}
+
+/**
+ * The adapter's two Redis connections (commands and subscriptions). A Redis outage makes ioredis
+ * report every reconnect attempt: one log line every few seconds is enough. The adapter fires
+ * publish() and drops the promise: a failed broadcast is a log line, not an unhandled rejection
+ * that would stop the process.
+ */
+function createRedisPair(config: Config, log: Logger) {
+  const pub = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 2,
+    connectTimeout: 2000,
+    retryStrategy: (times: number) => Math.min(times * 100, 1000),
+  })
+  const sub = pub.duplicate()
+  let lastRedisWarning = 0
+  const onRedisError = (err: Error) => {
+    if (Date.now() - lastRedisWarning > 5000) {
+      lastRedisWarning = Date.now()
+      log.warn({ err: { message: err.message } }, 'redis error')
+    }
+  }
+  pub.on('error', onRedisError)
+  sub.on('error', onRedisError)
+  const publish = pub.publish.bind(pub) as (channel: string, message: string | Buffer) => Promise<number>
+  ;(pub as unknown as { publish: typeof publish }).publish = (channel, message) =>
+    publish(channel, message).catch((err: Error) => {
+      log.warn({ err: { message: err.message } }, 'socket.io broadcast failed')
+      return 0
+    })
+  return { pub, sub }
+}
+
+/** GET/HEAD /health, as the API answers it; anything else is 404. */
+function healthEndpoint(deps: Pick<Deps, 'sql' | 'redis' | 'config'>) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0]
+    if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/health' || path === '/health/')) {
+      checkHealth(deps).then((body) => {
+        res.writeHead(body.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+        res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body))
+      })
+      return
+    }
+    res.writeHead(404, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'Not found' }))
+  }
+}
+
+/** The handshake middleware: authenticates the socket, and records a member's presence before `connect`. */
+function handshake(parts: Parts, auth: Parameters<typeof authenticate>[1]) {
+  const { log, presence, announce } = parts
+  return (socket: Socket, next: (err?: Error) => void) => {
+    authenticate(socket.handshake.auth, auth, log)
+      .then(async (principal) => {
+        socket.data = principal
+        if (principal.kind === 'member') {
+          // Recorded before the client hears `connect`: a tab opened and another closed right
+          // after never flashes the member offline. A socket that never completes the
+          // connection is not refreshed by the heartbeat and expires like a dead gateway's.
+          try {
+            announce(await presence.add(principal.workspaceId, principal.userId, socket.id))
+          } catch (err) {
+            presenceFailed(log, err as Error) // the next heartbeat records it
+          }
+        }
+        next()
+      })
+      .catch((err: unknown) => {
+        if (err instanceof HandshakeError) return next(err)
+        log.error({ err }, 'socket handshake failed')
+        const e = new Error('INTERNAL_ERROR') as Error & { data?: unknown }
+        e.data = { code: 'INTERNAL_ERROR', message: 'Could not check the credentials; retry' }
+        next(e)
+      })
+  }
+}
+
+const presenceFailed = (log: Logger, err: Error) => log.warn({ err: { message: err.message } }, 'presence update failed')
+
+/** A connected socket joins its rooms; a member's socket may set its presence, and leaves it on disconnect. */
+function onConnection(parts: Parts, socket: Socket) {
+  const { log, presence, announce, closing } = parts
+  const who = principalOf(socket)
+  if (who.kind === 'visitor') {
+    socket.join(rooms.guest(who.guestId))
+    log.debug({ socketId: socket.id, guestId: who.guestId }, 'visitor connected')
+    return
+  }
+  const { workspaceId, userId } = who
+  socket.join(rooms.workspace(workspaceId))
+  log.debug({ socketId: socket.id, workspaceId, userId }, 'member connected')
+
+  const allow = socketWindow(PRESENCE_SET_LIMIT)
+  socket.on('presence:set', (payload: unknown, ack?: unknown) => {
+    const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
+    if (!allow()) {
+      reply({ ok: false, code: 'RATE_LIMITED', message: 'Too many presence:set calls; retry later' })
+      return
+    }
+    const status = (payload as { status?: unknown } | null)?.status
+    const valid =
+      payload !== null &&
+      typeof payload === 'object' &&
+      !Array.isArray(payload) &&
+      typeof status === 'string' &&
+      PRESENCE_STATUSES.has(status) &&
+      Object.keys(payload).length === 1
+    if (!valid) {
+      reply({ ok: false, code: 'VALIDATION_ERROR', message: "presence:set takes { status: 'online' | 'away' }" })
+      return
+    }
+    presence.setStatus(workspaceId, userId, status as 'online' | 'away').then(
+      (change) => {
+        announce(change)
+        reply({ ok: true, status })
+      },
+      (err: Error) => {
+        presenceFailed(log, err)
+        reply({ ok: false, code: 'UNAVAILABLE', message: 'Presence could not be updated; retry' })
+      },
+    )
+  })
+
+  socket.on('disconnect', () => {
+    // On shutdown the entries are left to expire: clients reconnect to another gateway within
+    // the TTL, so a rolling restart does not flash everyone offline.
+    if (closing.value) return
+    presence.remove(workspaceId, userId, socket.id).then(announce, (err: Error) => presenceFailed(log, err))
+  })
+}
+
+/** A fixed-window counter for one socket's events: true while the window has room. */
+function socketWindow(limit: { max: number; windowMs: number }) {
+  let window = { start: Date.now(), count: 0 }
+  return () => {
+    const now = Date.now()
+    if (now - window.start >= limit.windowMs) window = { start: now, count: 0 }
+    return ++window.count <= limit.max
+  }
+}
+
+/** This gateway's connected member sockets, per member. */
+function memberSockets(io: Server) {
+  const members = new Map<string, Socket[]>()
+  for (const socket of io.of('/').sockets.values()) {
+    const who = socket.data as SocketPrincipal | undefined
+    if (who?.kind !== 'member') continue
+    const key = memberKey(who.workspaceId, who.userId)
+    const list = members.get(key)
+    if (list) list.push(socket)
+    else members.set(key, [socket])
+  }
+  return members
+}
+
+/** Disconnects sockets whose credentials expired or whose membership was removed or disabled. */
+async function recheck({ io, sql, log }: Parts, now: number) {
+  for (const socket of io.of('/').sockets.values()) {
+    const who = socket.data as SocketPrincipal | undefined
+    if (!who) continue
+    if (who.expiresAt !== undefined && who.expiresAt <= now) {
+      log.info({ socketId: socket.id, kind: who.kind }, 'socket credentials expired')
+      socket.disconnect(true)
+    }
+  }
+  const members = memberSockets(io)
+  const keys = [...members.keys()]
+  for (let i = 0; i < keys.length; i += 1000) {
+    const batch = keys.slice(i, i + 1000).map(splitMemberKey)
+    const rows = await sql<{ w: string; u: string }[]>`
+      SELECT m.workspace_id::text AS w, m.user_id AS u
+      FROM members m
+      JOIN unnest(${batch.map((b) => b.workspaceId)}::uuid[], ${batch.map((b) => b.userId)}::text[]) AS x(w, u)
+        ON m.workspace_id = x.w AND m.user_id = x.u
+      WHERE m.status = 'active'`
+    const active = new Set(rows.map((r) => memberKey(r.w, r.u)))
+    for (const b of batch) {
+      const key = memberKey(b.workspaceId, b.userId)
+      if (active.has(key)) continue
+      log.info({ workspaceId: b.workspaceId, userId: b.userId }, 'membership gone: disconnecting member sockets')
+      for (const socket of members.get(key) ?? []) socket.disconnect(true)
+    }
+  }
+}
+
+/**
+ * Every heartbeatMs: refresh this gateway's presence entries, sweep expired ones (any dead
+ * gateway's), recheck credentials and memberships. One heartbeat at a time: a slow Redis must
+ * not pile them up.
+ */
+function startHeartbeat(parts: Parts, heartbeatMs: number) {
+  const { io, presence, announce, log } = parts
+  let ticking: Promise<void> | undefined
+  async function heartbeat() {
+    const now = Date.now()
+    const results = await Promise.allSettled([
+      presence
+        .touch(new Map([...memberSockets(io)].map(([key, sockets]) => [key, new Set(sockets.map((x) => x.id))])))
+        .then((changes) => changes.forEach(announce)),
+      presence.sweep().then((changes) => changes.forEach(announce)),
+      recheck(parts, now),
+    ])
+    for (const r of results) if (r.status === 'rejected') log.warn({ err: { message: (r.reason as Error).message } }, 'heartbeat step failed')
+  }
+  const tick = () => {
+    if (!ticking) ticking = heartbeat().finally(() => (ticking = undefined))
+    return ticking
+  }
+  const timer = setInterval(() => void tick(), heartbeatMs)
+  timer.unref()
+  return {
+    tick,
+    async stop() {
+      clearInterval(timer)
+      await ticking
+    },
+  }
 }

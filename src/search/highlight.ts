@@ -1,4 +1,4 @@
-import { escapeHtml } from '../transcripts/render.js'
+import { escapeHtml } from '../html.js'
 
 /**
  * The `match` excerpt format: plain text, HTML-escaped (& < > " '), with each hit wrapped in

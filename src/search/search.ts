@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
-import type postgres from 'postgres'
-import type { Config } from '../config.js'
+import { memberOf, type Ctx } from '../context.js'
+import type { Pool } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
-import { cursorCodec } from '../cursor.js'
-import { badRequest } from '../errors.js'
+import { invalidCursor } from '../errors.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from '../conversations/view.js'
-import { escapeHtml } from '../transcripts/render.js'
+import { escapeHtml } from '../html.js'
+import { isUuid } from '../uuid.js'
 import { highlight, highlightSubstring, START, STOP } from './highlight.js'
 
 export interface SearchResult {
@@ -16,7 +16,6 @@ export interface SearchResult {
 /** Score of a conversation whose guest's name or e-mail contains the query (exact: twice that). */
 const GUEST_SCORE = 1
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const RANK = /^\d{1,6}(\.\d{1,6})?$/
 
 const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=24, MinWords=8, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "`
@@ -40,8 +39,8 @@ const STATS_TTL_MS = 10 * 60_000
  * STATS_TTL_MS; a failed read counts as "no frequent words" (the search still works, only the
  * plan choice differs).
  */
-const statsCache = new WeakMap<postgres.Sql, { at: number; words: Promise<Map<string, number>> }>()
-export function wordStats(sql: postgres.Sql, now = Date.now()): Promise<Map<string, number>> {
+const statsCache = new WeakMap<Pool, { at: number; words: Promise<Map<string, number>> }>()
+export function wordStats(sql: Pool, now = Date.now()): Promise<Map<string, number>> {
   const cached = statsCache.get(sql)
   if (cached && now - cached.at < STATS_TTL_MS) return cached.words
   const words = sql<{ word: string; freq: number }[]>`
@@ -57,7 +56,7 @@ export function wordStats(sql: postgres.Sql, now = Date.now()): Promise<Map<stri
 }
 
 /** Forget the cached statistics (tests, after ANALYZE). */
-export function resetWordStats(sql: postgres.Sql): void {
+export function resetWordStats(sql: Pool): void {
   statsCache.delete(sql)
 }
 
@@ -83,25 +82,22 @@ export function hasFrequentWord(q: string, stats: Map<string, number>): boolean 
  * DESC (UUIDv7: newer first among equals); pages follow a (rank, id) keyset inside the
  * candidate set. Excerpts are computed for the returned page only.
  */
-export async function searchConversations(
-  sql: postgres.Sql,
-  config: Config,
-  args: { workspaceId: string; q: string; limit: number; cursor?: string },
-): Promise<SearchResult> {
-  // q is data, always a bound parameter (NUL was refused before validation: plugins/errors.ts).
+export async function searchConversations(ctx: Ctx, args: { q: string; limit: number; cursor?: string }): Promise<SearchResult> {
+  const { sql, config } = ctx
+  // q is data, always a bound parameter (NUL was refused before validation: plugins/input.ts).
   const q = args.q
   const term = q.trim()
   const params = { q: createHash('sha256').update(q).digest('base64url').slice(0, 22) }
-  const codec = cursorCodec(config)
+  const codec = ctx.cursor
   let after: { rank: string; id: string } | null = null
   if (args.cursor) {
     const [rank, id] = codec.decode(args.cursor, params)
-    if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !UUID.test(id)) {
-      throw badRequest('Invalid cursor', 'INVALID_CURSOR')
+    if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !isUuid(id)) {
+      throw invalidCursor()
     }
     after = { rank, id }
   }
-  const ws = args.workspaceId
+  const ws = memberOf(ctx).workspaceId
   const cap = config.SEARCH_CANDIDATE_LIMIT
   const pattern = guestPattern(term)
 

@@ -1,17 +1,14 @@
-import type postgres from 'postgres'
 import type { ConversationView } from '../../schemas/conversations.js'
+import type { TranscriptFormatName } from '../../schemas/transcripts.js'
+import type { Ctx } from '../context.js'
+import { findConversationForCaller } from '../conversations/access.js'
+import type { Sql } from '../db/client.js'
+import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
-import {
-  CONVERSATION_FROM,
-  CONVERSATION_SELECT,
-  toConversationView,
-  toMessageView,
-  type ConversationRecord,
-  type MessageRecord,
-} from '../conversations/view.js'
+import { findConversationView, toMessageView, type MessageRecord } from '../conversations/view.js'
+import { escapeHtml } from '../html.js'
 
-export const TRANSCRIPT_FORMATS = ['txt', 'json', 'html'] as const
-export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number]
+type TranscriptFormat = TranscriptFormatName
 
 export const CONTENT_TYPES: Record<TranscriptFormat, string> = {
   txt: 'text/plain; charset=utf-8',
@@ -19,16 +16,23 @@ export const CONTENT_TYPES: Record<TranscriptFormat, string> = {
   html: 'text/html; charset=utf-8',
 }
 
+/**
+ * GET /conversations/:id/download: the transcript of a conversation the caller may see, as a
+ * file name, a content type and the text chunks to stream.
+ */
+export async function transcriptFile(ctx: Ctx, id: string, format: TranscriptFormat) {
+  const row = await findConversationForCaller(ctx, id)
+  const conversation = await findConversationView(ctx.sql, row.id)
+  if (!conversation) throw conversationNotFound()
+  return {
+    filename: `transcript-${conversation.id}.${format}`,
+    contentType: CONTENT_TYPES[format],
+    chunks: renderTranscript(ctx.sql, conversation, format),
+  }
+}
+
 /** Messages read per query: one batch is the most a transcript ever holds in memory. */
 export const TRANSCRIPT_BATCH = 1000
-
-/** The conversation as the API shows it; null when missing or deleted. */
-export async function loadConversationView(sql: postgres.Sql, id: string): Promise<ConversationView | null> {
-  const [row] = await sql<ConversationRecord[]>`
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.id = ${id} AND c.deleted_at IS NULL`
-  return row ? toConversationView(row) : null
-}
 
 /**
  * All messages of a conversation in order, read in keyset batches over
@@ -36,7 +40,7 @@ export async function loadConversationView(sql: postgres.Sql, id: string): Promi
  * query, so a slow reader never pins a pooled connection; the key is the raw timestamptz text
  * (microseconds kept), so no message is skipped or repeated between batches.
  */
-export async function* messageBatches(sql: postgres.Sql, conversationId: string, batch = TRANSCRIPT_BATCH): AsyncGenerator<MessageRecord[]> {
+export async function* messageBatches(sql: Sql, conversationId: string, batch = TRANSCRIPT_BATCH): AsyncGenerator<MessageRecord[]> {
   let after: { t: string; id: string } | null = null
   for (;;) {
     const rows: MessageRecord[] = await sql<MessageRecord[]>`
@@ -55,10 +59,6 @@ export async function* messageBatches(sql: postgres.Sql, conversationId: string,
   }
 }
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-}
-
 /** One line for names in the text format: a name cannot fake a new message line. */
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim()
 
@@ -70,7 +70,7 @@ const senderLabel = (m: MessageRecord) =>
  * response or a streamed mail part. `exportedAt` is passed in so both mail parts agree.
  */
 export async function* renderTranscript(
-  sql: postgres.Sql,
+  sql: Sql,
   conversation: ConversationView,
   format: TranscriptFormat,
   exportedAt = new Date().toISOString(),

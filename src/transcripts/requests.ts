@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid'
-import type { ConversationRow } from '../conversations/access.js'
-import { AppError, badRequest, conflict, forbidden } from '../errors.js'
+import type { Ctx } from '../context.js'
+import { findConversationForCaller } from '../conversations/access.js'
+import { badRequest, conflict, forbidden, rateLimited } from '../errors.js'
 import { TRANSCRIPT_QUEUE, type TranscriptJob } from './worker.js'
 
 /** Namespace of request ids derived from an Idempotency-Key (any fixed UUID). */
@@ -25,38 +25,40 @@ export interface TranscriptQueued {
  *   jobId back and no second mail is sent (the mail is rendered at send time, so it would have
  *   been identical anyway).
  * - The request row's id is the pg-boss job id and singleton key: one row, one job.
- * - Rate limit per conversation, counted on the rows themselves (exact across replicas and
- *   restarts): TRANSCRIPT_RATE_LIMIT_PER_HOUR in any rolling hour, else 429 with Retry-After.
+ * - A quota per conversation, counted on the request rows themselves under the lock (exact across
+ *   replicas and restarts): TRANSCRIPT_RATE_LIMIT_PER_HOUR in any rolling hour, else 429 with
+ *   Retry-After. A count about data, checked in the transaction: not a time-window rate limit
+ *   (those are route configuration, plugins/rate-limit.ts).
  * A per-conversation advisory lock serialises these checks against concurrent requests.
  */
 export async function requestTranscript(
-  app: FastifyInstance,
-  request: FastifyRequest,
-  conversation: ConversationRow,
-  email: string | undefined,
-  idempotencyKey?: string,
+  ctx: Ctx,
+  id: string,
+  { email, idempotencyKey }: { email?: string; idempotencyKey?: string },
 ): Promise<TranscriptQueued> {
-  const [guest] = await app.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
+  const conversation = await findConversationForCaller(ctx, id)
+  const [guest] = await ctx.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
   const guestEmail = guest?.email?.trim() ?? ''
+  const caller = ctx.caller
   let target: string
   let requestedBy: string
-  if (request.member) {
+  if (caller.kind === 'member') {
     target = email ?? guestEmail
-    requestedBy = `member:${request.member.userId}`
-  } else if (request.visitor) {
+    requestedBy = `member:${caller.userId}`
+  } else if (caller.kind === 'visitor') {
     if (email !== undefined && email.toLowerCase() !== guestEmail.toLowerCase()) {
       throw forbidden('A visitor may only send the transcript to its own e-mail address')
     }
     target = guestEmail
-    requestedBy = `guest:${request.visitor.guestId}`
+    requestedBy = `guest:${caller.guestId}`
   } else {
     throw forbidden()
   }
   if (!target) throw badRequest('The guest has no e-mail address: name one in email', 'EMAIL_REQUIRED')
 
-  const limit = app.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
-  const window = app.config.TRANSCRIPT_DEDUPE_WINDOW_S
-  const result = await app.sql.begin(async (tx) => {
+  const limit = ctx.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
+  const window = ctx.config.TRANSCRIPT_DEDUPE_WINDOW_S
+  const result = await ctx.sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`transcript:${conversation.id}`}, 0))`
     // With a key, the request id is derived from it: a replay finds its row, whenever it comes.
     const keyed = idempotencyKey ? uuidv5(`${conversation.id}\n${requestedBy}\n${idempotencyKey}`, IDEMPOTENCY_NS) : null
@@ -83,9 +85,7 @@ export async function requestTranscript(
       WHERE conversation_id = ${conversation.id} AND created_at > now() - interval '1 hour'`
     if (usage && usage.n >= limit) {
       const retryAfter = Math.max(1, usage.retryAfter ?? 3600)
-      throw new AppError(429, 'RATE_LIMITED', `Too many transcript requests for this conversation, retry in ${retryAfter} s`, {
-        'retry-after': String(retryAfter),
-      })
+      throw rateLimited(retryAfter, `Too many transcript requests for this conversation, retry in ${retryAfter} s`)
     }
 
     const id = keyed ?? uuidv7()
@@ -93,10 +93,10 @@ export async function requestTranscript(
       INSERT INTO transcript_requests (id, workspace_id, conversation_id, email, requested_by)
       VALUES (${id}, ${conversation.workspaceId}, ${conversation.id}, ${target}, ${requestedBy})`
     const data: TranscriptJob = { requestId: id }
-    const jobId = await app.jobs.boss.send(TRANSCRIPT_QUEUE, data, { id, singletonKey: id, db: app.jobs.executor(tx) })
+    const jobId = await ctx.jobs.send(tx, TRANSCRIPT_QUEUE, data, { id, singletonKey: id })
     if (jobId !== id) throw new Error(`transcript job was not enqueued (${jobId})`)
     return { jobId: id, deduplicated: false }
   })
-  if (!result.deduplicated) app.jobs.wake(TRANSCRIPT_QUEUE)
+  if (!result.deduplicated) ctx.jobs.wake(TRANSCRIPT_QUEUE)
   return result
 }

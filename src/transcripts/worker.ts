@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream'
-import type { FastifyInstance } from 'fastify'
-import type { JobWithMetadata, Queue } from 'pg-boss'
-import type { Config } from '../config.js'
-import { loadConversationView, renderTranscript } from './render.js'
+import type { JobWithMetadata } from 'pg-boss'
+import type { Ctx } from '../context.js'
+import type { QueueDefinition } from '../jobs.js'
+import { findConversationView } from '../conversations/view.js'
+import { renderTranscript } from './render.js'
 
 export const TRANSCRIPT_QUEUE = 'transcript-mail'
 
@@ -11,39 +12,35 @@ export interface TranscriptJob {
 }
 
 /**
- * Retry policy of transcript mail: exponential backoff from TRANSCRIPT_RETRY_DELAY_S up to
+ * The transcript mail queue. Retry policy: exponential backoff from TRANSCRIPT_RETRY_DELAY_S up to
  * TRANSCRIPT_RETRY_DELAY_MAX_S (defaults 30 s .. 1 h, 16 retries: about 10 hours of SMTP outage).
  * A job active for longer than expireInSeconds (its worker died) is retried by pg-boss's supervisor.
  */
-export function transcriptQueueOptions(config: Config): Omit<Queue, 'name'> {
-  return {
+export const transcriptMail: QueueDefinition<TranscriptJob> = {
+  name: TRANSCRIPT_QUEUE,
+  options: (config) => ({
     retryLimit: config.TRANSCRIPT_RETRY_LIMIT,
     retryDelay: config.TRANSCRIPT_RETRY_DELAY_S,
     retryBackoff: true,
     retryDelayMax: config.TRANSCRIPT_RETRY_DELAY_MAX_S,
     expireInSeconds: 600,
     deleteAfterSeconds: 7 * 24 * 3600,
-  }
+  }),
+  handle: deliver,
 }
 
 type Row = { id: string; conversationId: string; email: string; status: 'queued' | 'sent' | 'failed' }
 
-/** The pg-boss handler: renders the transcript from the database now, mails it, marks the request sent. */
-export function transcriptWorker(app: FastifyInstance) {
-  return async (jobs: JobWithMetadata<TranscriptJob>[]) => {
-    for (const job of jobs) await deliver(app, job)
-  }
-}
-
-async function deliver(app: FastifyInstance, job: JobWithMetadata<TranscriptJob>): Promise<void> {
-  const sql = app.sql
-  const log = app.log.child({ jobId: job.id, requestId: job.data.requestId, attempt: job.retryCount + 1 })
+/** Renders the transcript from the database now, mails it, marks the request sent. */
+async function deliver(ctx: Ctx, job: JobWithMetadata<TranscriptJob>): Promise<void> {
+  const sql = ctx.sql
+  const log = ctx.log.child({ jobId: job.id, requestId: job.data.requestId, attempt: job.retryCount + 1 })
   const [req] = await sql<Row[]>`
     SELECT id, conversation_id AS "conversationId", email, status
     FROM transcript_requests WHERE id = ${job.data.requestId}`
   // Already sent: this is a redelivery (e.g. the process died after marking); never send twice.
   if (!req || req.status !== 'queued') return
-  const conversation = await loadConversationView(sql, req.conversationId)
+  const conversation = await findConversationView(sql, req.conversationId)
   if (!conversation) {
     // Deleted since the request: it leaves every output, mail included.
     await sql`UPDATE transcript_requests SET status = 'failed' WHERE id = ${req.id} AND status = 'queued'`
@@ -53,7 +50,7 @@ async function deliver(app: FastifyInstance, job: JobWithMetadata<TranscriptJob>
   const exportedAt = new Date().toISOString()
   const stream = (format: 'txt' | 'html') => Readable.from(renderTranscript(sql, conversation, format, exportedAt), { objectMode: false })
   try {
-    await app.mailer.send({
+    await ctx.mailer.send({
       to: req.email,
       subject: `Transcript of your conversation of ${conversation.createdAt.slice(0, 10)}`,
       // One Message-ID per request: should a crash between SMTP acceptance and the 'sent' mark
@@ -70,5 +67,5 @@ async function deliver(app: FastifyInstance, job: JobWithMetadata<TranscriptJob>
     throw err
   }
   await sql`UPDATE transcript_requests SET status = 'sent', sent_at = now() WHERE id = ${req.id} AND status = 'queued'`
-  log.info({ mode: app.mailer.mode }, 'transcript mail sent')
+  log.info({ mode: ctx.mailer.mode }, 'transcript mail sent')
 }

@@ -1,9 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import t from 'tap'
-import { eq } from 'drizzle-orm'
 import { SignJWT } from 'jose'
 import { build, memberToken, seedWorkspace, TEST_VISITOR_SECRET } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 import { identityHash } from '../../src/auth/bootstrap.js'
 import type { App } from '../../src/app.js'
 
@@ -11,18 +9,30 @@ type Payload = Record<string, unknown>
 const boot = (app: App, payload: Payload, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') =>
   app.inject({ method: 'POST', url: '/auth', headers, payload, remoteAddress })
 
-const guestRow = async (app: App, id: string) => (await app.db.select().from(schema.guests).where(eq(schema.guests.id, id)))[0]
+const guestRow = async (app: App, id: string) =>
+  (
+    await app.deps.sql<{ name: string; email: string; verified: boolean; workspaceId: string; channelId: string }[]>`
+      SELECT name, email, verified, workspace_id AS "workspaceId", channel_id AS "channelId" FROM guests WHERE id = ${id}`
+  )[0]
 
-async function addChannel(app: App, workspaceId: string, values: Partial<typeof schema.channels.$inferInsert> = {}) {
+async function addChannel(
+  app: App,
+  workspaceId: string,
+  values: { active?: boolean; requireChannelToken?: boolean; allowedOrigins?: string[] } = {},
+) {
   const row = {
     id: randomUUID(),
-    workspaceId,
-    name: 'Second',
     channelToken: `ct_${randomBytes(12).toString('hex')}`,
     identitySecret: `is_${randomBytes(24).toString('hex')}`,
+    active: true,
+    requireChannelToken: false,
+    allowedOrigins: [] as string[],
     ...values,
   }
-  await app.db.insert(schema.channels).values(row)
+  await app.deps.sql`
+    INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret, active, require_channel_token, allowed_origins)
+    VALUES (${row.id}, ${workspaceId}, 'Second', ${row.channelToken}, ${row.identitySecret}, ${row.active},
+            ${row.requireChannelToken}, ${row.allowedOrigins}::text[])`
   return row
 }
 
@@ -37,7 +47,7 @@ t.test('each call creates a new guest; a session of the same channel resumes it'
   t.match(a, { channelId: ws.channelId, workspaceId: ws.workspaceId })
   const ttl = Date.parse(a.expiresAt) - Date.now()
   t.ok(ttl > 2592000_000 - 60_000 && ttl <= 2592000_000, 'expires in VISITOR_SESSION_TTL_S (30 days)')
-  t.same(app.visitorTokens.verify(a.visitorSession), { guestId: a.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId, exp: Date.parse(a.expiresAt) / 1000 })
+  t.same(app.deps.visitorTokens.verify(a.visitorSession), { guestId: a.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId, exp: Date.parse(a.expiresAt) / 1000 })
   t.match(await guestRow(app, a.guestId), { name: 'Vera Visitor', email: 'vera@example.test', verified: false, workspaceId: ws.workspaceId })
 
   const second = await boot(app, body)
@@ -48,7 +58,7 @@ t.test('each call creates a new guest; a session of the same channel resumes it'
   t.equal(resumed.statusCode, 200)
   t.equal(resumed.json().guestId, a.guestId, 'same guest')
   t.match(await guestRow(app, a.guestId), { name: 'Vera V.', email: 'vera.v@example.test' }, 'name and e-mail updated')
-  t.same(app.visitorTokens.verify(resumed.json().visitorSession).guestId, a.guestId, 'a fresh session for it')
+  t.same(app.deps.visitorTokens.verify(resumed.json().visitorSession).guestId, a.guestId, 'a fresh session for it')
 
   // A valid session of another channel does not carry over: a new guest on this channel.
   const other = await addChannel(app, ws.workspaceId)
@@ -70,7 +80,7 @@ t.test('each call creates a new guest; a session of the same channel resumes it'
   t.not(afresh.json().guestId, a.guestId)
 
   // Sessions that do not verify at all are refused, and nothing is written.
-  const [{ n: before }] = await app.sql`SELECT count(*)::int AS n FROM guests`
+  const [{ n: before }] = await app.deps.sql`SELECT count(*)::int AS n FROM guests`
   const forged = await new SignJWT({ guestId: a.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
     .setProtectedHeader({ alg: 'HS256' })
     .setAudience('parley:visitor')
@@ -85,7 +95,7 @@ t.test('each call creates a new guest; a session of the same channel resumes it'
     const res = await boot(app, body, { 'x-visitor-session': session })
     t.same([res.statusCode, res.json().code], [401, 'INVALID_VISITOR_SESSION'], `${name} as x-visitor-session`)
   }
-  const [{ n: after }] = await app.sql`SELECT count(*)::int AS n FROM guests`
+  const [{ n: after }] = await app.deps.sql`SELECT count(*)::int AS n FROM guests`
   t.equal(after, before)
 })
 
@@ -171,7 +181,7 @@ t.test('concurrent first logins of one verified e-mail make one guest', async (t
   const statuses = results.map((r) => r.statusCode).sort()
   t.same(statuses, [200, 200, 200, 200, 200, 201], 'one 201, the rest resume')
   t.equal(new Set(results.map((r) => r.json().guestId)).size, 1)
-  const [{ n }] = await app.sql`SELECT count(*)::int AS n FROM guests WHERE lower(email) = ${email}`
+  const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM guests WHERE lower(email) = ${email}`
   t.equal(n, 1)
 })
 
@@ -240,7 +250,7 @@ t.test('POST /auth validation', async (t) => {
   }
   const text = await app.inject({ method: 'POST', url: '/auth', headers: { 'content-type': 'text/plain' }, payload: 'hello' })
   t.equal(text.statusCode, 415)
-  const [{ n }] = await app.sql`SELECT count(*)::int AS n FROM guests`
+  const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM guests`
   t.equal(n, 0)
 })
 
@@ -262,7 +272,7 @@ t.test('rate limit per client address and channel, shared across replicas', asyn
   t.equal((await boot(one.app, body(ws.channelId), {}, '203.0.113.7')).statusCode, 429, 'and on the first replica')
   t.equal((await boot(one.app, body(ws.channelId), {}, '198.51.100.9')).statusCode, 201, 'another address has its own budget')
   t.equal((await boot(one.app, body(other.id), {}, '203.0.113.7')).statusCode, 201, 'another channel has its own budget')
-  const [{ n }] = await one.app.sql`SELECT count(*)::int AS n FROM guests`
+  const [{ n }] = await one.app.deps.sql`SELECT count(*)::int AS n FROM guests`
   t.equal(n, 5, 'refused calls wrote nothing')
 })
 

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose'
-import { buildApp, type App } from '../../src/app.js'
-import { testEnv, type TestContext } from '../helper.js'
-import { createTestDatabase } from '../setup/database.js'
+import type { App } from '../../src/app.js'
+import { build, type TestContext } from '../helper.js'
 
 /**
  * A real identity provider stand-in: an HTTP server on 127.0.0.1 publishing a JWKS with one
@@ -106,21 +104,19 @@ export async function hs256Token(secret: string, payload: JWTPayload, kid?: stri
 
 /**
  * The app with two probe routes added before it is ready, to test plugins/auth.ts on route
- * kinds this area does not serve itself (visitor-only, member-or-visitor).
+ * kinds this area does not serve itself (visitor-only, member-or-visitor): each answers the
+ * caller the context carries.
  */
 export async function buildProbeApp(t: TestContext, env: Record<string, string | undefined> = {}): Promise<App> {
-  const db = await createTestDatabase()
-  t.teardown(db.drop)
-  const app = await buildApp({
-    env: testEnv({ DATABASE_URL: db.url, REDIS_PREFIX: `t:${randomBytes(6).toString('hex')}:`, ...env }),
-    logger: false,
+  const { app } = await build(t, {
+    env,
+    register: (app) => {
+      app.get('/probe/visitor', { config: { access: { visitor: true } } }, async (request) => ({ caller: request.ctx.caller }))
+      app.get('/probe/either', { config: { access: { member: 'conversations:read', visitor: true } } }, async (request) => {
+        const c = request.ctx.caller
+        return { member: c.kind === 'member' ? c.userId : null, visitor: c.kind === 'visitor' ? c.guestId : null }
+      })
+    },
   })
-  app.get('/probe/visitor', { config: { access: { visitor: true } } }, async (request) => ({ visitor: request.visitor }))
-  app.get('/probe/either', { config: { access: { member: 'conversations:read', visitor: true } } }, async (request) => ({
-    member: request.member?.userId ?? null,
-    visitor: request.visitor?.guestId ?? null,
-  }))
-  t.teardown(() => app.close())
-  await app.ready()
   return app
 }

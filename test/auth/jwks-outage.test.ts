@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks'
 import { generateKeyPair } from 'jose'
 import t from 'tap'
 import { build, type TestContext } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 import { UNKNOWN_KID_COOLDOWN_MS } from '../../src/auth/tokens.js'
 import { refusal, startGateway, testDatabaseAndPrefix } from '../gateway/fixtures.js'
 import { startIdp, type Idp } from './fixtures.js'
@@ -40,8 +39,8 @@ async function setup(t: TestContext, idp: Idp) {
     },
   })
   const workspaceId = randomUUID()
-  await app.db.insert(schema.workspaces).values({ id: workspaceId, name: 'JWKS Co' })
-  await app.db.insert(schema.members).values({ workspaceId, userId: 'idp|ida', name: 'Ida', email: 'ida@example.test', role: 'owner' })
+  await app.deps.sql`INSERT INTO workspaces (id, name) VALUES (${workspaceId}, 'JWKS Co')`
+  await app.deps.sql`INSERT INTO members (workspace_id, user_id, name, email, role) VALUES (${workspaceId}, 'idp|ida', 'Ida', 'ida@example.test', 'owner')`
   const call = async (token: string) => {
     const started = performance.now()
     const res = await within(

@@ -1,7 +1,5 @@
 import t from 'tap'
-import { and, eq } from 'drizzle-orm'
 import { build, memberToken, seedWorkspace, type SeededMember } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 
 const path = (m: SeededMember | string) => `/auth/members/${encodeURIComponent(typeof m === 'string' ? m : m.userId)}`
 
@@ -78,7 +76,7 @@ t.test('POST /auth/members', async (t) => {
   }
   const text = await app.inject({ method: 'POST', url: '/auth/members', headers: { ...ws.owner.headers, 'content-type': 'text/plain' }, payload: 'hi' })
   t.equal(text.statusCode, 415)
-  const [{ n }] = await app.sql`SELECT count(*)::int AS n FROM members WHERE workspace_id = ${ws.workspaceId}`
+  const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM members WHERE workspace_id = ${ws.workspaceId}`
   t.equal(n, 5, 'only the two valid additions were written')
 })
 
@@ -168,7 +166,8 @@ t.test('cross-workspace: a member of B learns nothing about A', async (t) => {
   // Adding A's member to B creates a separate membership, A untouched.
   const add = await app.inject({ method: 'POST', url: '/auth/members', headers: b.owner.headers, payload: { userId: a.agent.userId, name: 'Dual', email: 'dual@example.test', role: 'agent' } })
   t.equal(add.statusCode, 201)
-  const rows = await app.db.select().from(schema.members).where(eq(schema.members.userId, a.agent.userId))
+  const rows = await app.deps.sql<{ workspaceId: string; role: string }[]>`
+    SELECT workspace_id AS "workspaceId", role FROM members WHERE user_id = ${a.agent.userId}`
   t.equal(rows.length, 2)
   t.equal(rows.find((r) => r.workspaceId === a.workspaceId)?.role, 'agent', "A's row unchanged")
 })
@@ -188,7 +187,7 @@ t.test('last-owner protection holds under concurrency', async (t) => {
     ]
     const results = await Promise.all(ops.map((op) => op()))
     const statuses = results.map((r) => r.statusCode)
-    const [{ n }] = await app.sql`
+    const [{ n }] = await app.deps.sql`
       SELECT count(*)::int AS n FROM members WHERE workspace_id = ${ws.workspaceId} AND role = 'owner' AND status = 'active'`
     t.equal(n, 1, `round ${round}: exactly one active owner left (${statuses.join(',')})`)
     t.ok(statuses.every((s) => s === 200 || s === 204 || s === 409 || s === 403), `round ${round}: no 5xx`)
@@ -241,6 +240,6 @@ t.test('a removed or disabled member loses access on every replica within MEMBER
     await new Promise((r) => setTimeout(r, 50))
   }
   t.ok(admitted <= ttl + 250, `new member admitted on the other replica after ${admitted} ms`)
-  const row = await one.app.db.select().from(schema.members).where(and(eq(schema.members.workspaceId, ws.workspaceId), eq(schema.members.userId, removed.userId)))
+  const row = await one.app.deps.sql`SELECT 1 FROM members WHERE workspace_id = ${ws.workspaceId} AND user_id = ${removed.userId}`
   t.equal(row.length, 0)
 })

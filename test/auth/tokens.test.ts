@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { build, memberToken, seedGuest, seedWorkspace, TEST_VISITOR_SECRET } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 import { buildProbeApp, hs256Token, startIdp, unsignedToken } from './fixtures.js'
 
 const now = () => Math.floor(Date.now() / 1000)
@@ -13,8 +12,8 @@ t.test('member JWTs through a real JWKS (RS256/ES256): the token matrix', async 
   })
   // The member 'idp|ida' owns a workspace, so the membership step is reached by valid tokens.
   const workspaceId = randomUUID()
-  await app.db.insert(schema.workspaces).values({ id: workspaceId, name: 'JWKS Co' })
-  await app.db.insert(schema.members).values({ workspaceId, userId: 'idp|ida', name: 'Ida', email: 'ida@example.test', role: 'owner' })
+  await app.deps.sql`INSERT INTO workspaces (id, name) VALUES (${workspaceId}, 'JWKS Co')`
+  await app.deps.sql`INSERT INTO members (workspace_id, user_id, name, email, role) VALUES (${workspaceId}, 'idp|ida', 'Ida', 'ida@example.test', 'owner')`
 
   const call = (token: string) =>
     app.inject({ method: 'GET', url: '/auth/members', headers: { authorization: `Bearer ${token}`, 'x-workspace-id': workspaceId } })
@@ -51,7 +50,7 @@ t.test('member JWTs through a real JWKS (RS256/ES256): the token matrix', async 
   await refused('garbage', 'not.a.jwt')
   await refused('garbage (random base64)', Buffer.from('x'.repeat(90)).toString('base64url'))
   // A visitor session Parley signed itself is not a member token.
-  await refused('visitor token as member token', app.visitorTokens.sign({ guestId: randomUUID(), channelId: randomUUID(), workspaceId }).token)
+  await refused('visitor token as member token', app.deps.visitorTokens.sign({ guestId: randomUUID(), channelId: randomUUID(), workspaceId }).token)
   // Right kid, another key: the signature does not verify.
   const { generateKeyPair } = await import('jose')
   const other = await generateKeyPair('RS256')
@@ -127,7 +126,7 @@ t.test('visitor sessions and member tokens are not interchangeable (probe routes
   const guest = await seedGuest(app, ws)
   const visitor = await app.inject({ method: 'GET', url: '/probe/visitor', headers: guest.headers })
   t.equal(visitor.statusCode, 200)
-  t.same(visitor.json().visitor, { guestId: guest.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
+  t.same(visitor.json().caller, { kind: 'visitor', guestId: guest.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId })
 
   const asSession = await app.inject({ method: 'GET', url: '/probe/visitor', headers: { 'x-visitor-session': ws.agent.token } })
   t.equal(asSession.statusCode, 401, 'member token as x-visitor-session')

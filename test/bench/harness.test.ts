@@ -5,7 +5,10 @@ import { target } from '../../bench/lib/report.js'
 import { Rng } from '../../bench/lib/rng.js'
 import { seed, workspaceSizes } from '../../bench/lib/seed.js'
 import { buildVocabulary, RARE_TOKEN, sampleWord } from '../../bench/lib/words.js'
+import { benchOwner, scriptContext } from '../../bench/lib/context.js'
+import { loadConfig } from '../../src/config.js'
 import { reconcileCounters } from '../../src/conversations/counters.js'
+import { testEnv } from '../helper.js'
 import { createTestDatabase } from '../setup/database.js'
 
 t.test('workspace sizes: the largest holds at least half, the small one is the 10k baseline', async (t) => {
@@ -92,7 +95,7 @@ t.test('seeding writes consistent data and restores every index and foreign key'
 
   // The application's own recount finds nothing to correct in the counters the seeder computed.
   for (const ws of res.workspaces) {
-    const r = await reconcileCounters(sql, ws.id)
+    const r = await reconcileCounters(scriptContext(sql, loadConfig(testEnv()), benchOwner(ws.id)))
     t.equal(r.corrected, false, `${ws.name}: reconcile corrects nothing`)
   }
   const [unread] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM conversations WHERE unread_count > 0 AND status = 'OPEN'`

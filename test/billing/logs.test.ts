@@ -1,9 +1,5 @@
-import { Writable } from 'node:stream'
 import t from 'tap'
-import { buildApp } from '../../src/app.js'
-import { loggerOptions } from '../../src/logger.js'
-import { seedWorkspace, testEnv } from '../helper.js'
-import { createTestDatabase } from '../setup/database.js'
+import { build, seedWorkspace } from '../helper.js'
 import {
   CLIENT_ID_B, CLIENT_SECRET_B, eventA, eventB, headersB, postA, postB, providerBEnv, SECRET_A, SECRET_A_OLD, signA,
   startFakeProviderB, WEBHOOK_ID_B,
@@ -12,21 +8,10 @@ import {
 t.test('no secret, signature or provider token reaches the log or an error body', async (t) => {
   const fake = await startFakeProviderB(t)
   // The production logger options (serializers, redaction) at debug level, written to memory.
-  const db = await createTestDatabase()
-  t.teardown(db.drop)
-  const chunks: string[] = []
-  const stream = new Writable({ write: (c, _e, cb) => (chunks.push(c.toString()), cb()) })
-  const env = testEnv({
-    DATABASE_URL: db.url,
-    REDIS_PREFIX: `t:${db.name}:`,
-    LOG_LEVEL: 'debug',
-    PROVIDER_A_WEBHOOK_SECRET: `${SECRET_A_OLD},${SECRET_A}`,
-    ...providerBEnv(fake.url),
+  const { app, rawLog } = await build(t, {
+    captureLogs: true,
+    env: { LOG_LEVEL: 'debug', PROVIDER_A_WEBHOOK_SECRET: `${SECRET_A_OLD},${SECRET_A}`, ...providerBEnv(fake.url) },
   })
-  const app = await buildApp({ env, logger: { ...(loggerOptions('debug') as object), stream } })
-  t.teardown(() => app.close())
-  await app.ready()
-  const rawLog = () => chunks.join('')
   t.teardown(() => { if (process.env.SHOW_LOG) console.error(rawLog()) })
   const logs = () => rawLog().split('\n').filter(Boolean).map((l) => JSON.parse(l))
   const ws = await seedWorkspace(app)

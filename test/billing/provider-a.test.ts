@@ -9,7 +9,7 @@ t.test('provider A webhooks: HMAC verification over the raw body', async (t) => 
     env: { PROVIDER_A_WEBHOOK_SECRET: `${SECRET_A_OLD}, ${SECRET_A}`, PROVIDER_A_TOLERANCE_S: '300' },
   })
   const ws = await seedWorkspace(app)
-  const events = async (id: string) => app.sql`SELECT outcome, workspace_id FROM webhook_events WHERE provider = 'provider-a' AND event_id = ${id}`
+  const events = async (id: string) => app.deps.sql`SELECT outcome, workspace_id FROM webhook_events WHERE provider = 'provider-a' AND event_id = ${id}`
 
   // Unusual spacing and `1.0`: any re-serialisation changes these bytes.
   const id = uniq('evt')
@@ -21,7 +21,7 @@ t.test('provider A webhooks: HMAC verification over the raw body', async (t) => 
     t.equal(res.statusCode, 200)
     t.same(res.json(), { received: true })
     t.same(await events(id), [{ outcome: 'processed', workspace_id: ws.workspaceId }])
-    const [pay] = await app.sql`SELECT amount, currency, kind FROM payments WHERE provider_object_id = 'in_1'`
+    const [pay] = await app.deps.sql`SELECT amount, currency, kind FROM payments WHERE provider_object_id = 'in_1'`
     t.same({ ...pay, amount: Number(pay.amount) }, { amount: 1999, currency: 'USD', kind: 'payment' })
   })
 
@@ -50,7 +50,7 @@ t.test('provider A webhooks: HMAC verification over the raw body', async (t) => 
       t.match(res.json(), { statusCode: 400, error: 'Bad Request', code: 'INVALID_SIGNATURE' }, name)
     }
     t.same(await events(rid), [], 'nothing recorded')
-    t.same(await app.sql`SELECT 1 FROM payments WHERE provider_object_id = 'in_refused'`, [])
+    t.same(await app.deps.sql`SELECT 1 FROM payments WHERE provider_object_id = 'in_refused'`, [])
   })
 
   await t.test('secret rotation: either configured secret passes; one matching v1 among several is enough', async (t) => {
@@ -64,11 +64,11 @@ t.test('provider A webhooks: HMAC verification over the raw body', async (t) => 
   })
 
   await t.test('a duplicate delivery gets 200 and changes nothing', async (t) => {
-    const before = await app.sql`SELECT count(*)::int AS n FROM payments`
+    const before = await app.deps.sql`SELECT count(*)::int AS n FROM payments`
     const res = await postA(app, payload, signA(payload))
     t.equal(res.statusCode, 200)
     t.same(res.json(), { received: true })
-    t.same(await app.sql`SELECT count(*)::int AS n FROM payments`, before)
+    t.same(await app.deps.sql`SELECT count(*)::int AS n FROM payments`, before)
     t.ok(logs.some((l) => l.eventId === id && l.outcome === 'duplicate'))
   })
 
@@ -89,13 +89,13 @@ t.test('provider A webhooks: HMAC verification over the raw body', async (t) => 
       t.same(await events(eid), [{ outcome: 'unknown_workspace', workspace_id: null }])
       t.ok(logs.some((l) => l.eventId === eid && l.level === 40), 'warn line')
     }
-    t.same(await app.sql`SELECT 1 FROM payments WHERE currency = 'EUR'`, [], 'no ledger row')
+    t.same(await app.deps.sql`SELECT 1 FROM payments WHERE currency = 'EUR'`, [], 'no ledger row')
   })
 
   await t.test('client_reference_id names the workspace too', async (t) => {
     const body = eventA('checkout.session.completed', { id: 'cs_1', client_reference_id: ws.workspaceId, subscription: 'sub_cs', metadata: { plan: 'pro' } })
     t.equal((await postA(app, body)).statusCode, 200)
-    const [row] = await app.sql`SELECT status, plan, provider FROM subscriptions WHERE workspace_id = ${ws.workspaceId}`
+    const [row] = await app.deps.sql`SELECT status, plan, provider FROM subscriptions WHERE workspace_id = ${ws.workspaceId}`
     t.same(row, { status: 'active', plan: 'pro', provider: 'provider-a' })
   })
 

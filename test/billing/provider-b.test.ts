@@ -5,7 +5,7 @@ import { build, seedWorkspace } from '../helper.js'
 import { eventB, headersB, postB, providerBEnv, startFakeProviderB, uniq, WEBHOOK_ID_B } from './fixtures.js'
 
 const recorded = async (app: Awaited<ReturnType<typeof build>>['app'], id: string) =>
-  app.sql`SELECT outcome FROM webhook_events WHERE provider = 'provider-b' AND event_id = ${id}`
+  app.deps.sql`SELECT outcome FROM webhook_events WHERE provider = 'provider-b' AND event_id = ${id}`
 
 t.test('provider B webhooks: verification through the provider API', async (t) => {
   const fake = await startFakeProviderB(t)
@@ -39,7 +39,7 @@ t.test('provider B webhooks: verification through the provider API', async (t) =
     })
     t.equal(verify.headers['content-type'], 'application/json')
     t.same(await recorded(app, id), [{ outcome: 'processed' }])
-    const [row] = await app.sql`SELECT amount::int, currency, kind, occurred_at FROM payments WHERE provider_object_id = 'CAP-1'`
+    const [row] = await app.deps.sql`SELECT amount::int, currency, kind, occurred_at FROM payments WHERE provider_object_id = 'CAP-1'`
     t.same(row, { amount: 1999, currency: 'USD', kind: 'payment', occurred_at: '2026-11-21 10:00:00.123456+00' })
   })
 
@@ -50,7 +50,7 @@ t.test('provider B webhooks: verification through the provider API', async (t) =
     }
     t.equal(fake.tokenCalls(), 1, 'still the first token')
     t.equal(fake.verifyCalls().length, 4)
-    const rows = await app.sql`SELECT provider_object_id AS id, amount::int, currency FROM payments WHERE provider_object_id IN ('CAP-JPY','CAP-EUR','CAP-KWD') ORDER BY 1`
+    const rows = await app.deps.sql`SELECT provider_object_id AS id, amount::int, currency FROM payments WHERE provider_object_id IN ('CAP-JPY','CAP-EUR','CAP-KWD') ORDER BY 1`
     t.same(rows, [
       { id: 'CAP-EUR', amount: 550, currency: 'EUR' },
       { id: 'CAP-JPY', amount: 1000, currency: 'JPY' },
@@ -89,7 +89,7 @@ t.test('provider B webhooks: verification through the provider API', async (t) =
     fake.mode.verify = 'SUCCESS'
     t.equal((await postB(app, body)).statusCode, 200)
     t.same(await recorded(app, id), [{ outcome: 'processed' }])
-    t.same(await app.sql`SELECT amount::int FROM payments WHERE provider_object_id = 'SALE-1'`, [{ amount: 4900 }])
+    t.same(await app.deps.sql`SELECT amount::int FROM payments WHERE provider_object_id = 'SALE-1'`, [{ amount: 4900 }])
   })
 
   await t.test('a refused token (401) is 503; the next request fetches a new one', async (t) => {

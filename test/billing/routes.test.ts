@@ -8,7 +8,7 @@ t.test('billing routes', async (t) => {
   const other = await seedWorkspace(app, 'Other')
 
   await t.test('return routes redirect with 303 and change nothing', async (t) => {
-    const before = await app.sql`SELECT (SELECT count(*) FROM subscriptions) + (SELECT count(*) FROM payments) + (SELECT count(*) FROM webhook_events) AS n`
+    const before = await app.deps.sql`SELECT (SELECT count(*) FROM subscriptions) + (SELECT count(*) FROM payments) + (SELECT count(*) FROM webhook_events) AS n`
     const cases: [string, string][] = [
       ['/billing/provider-a/return?status=success&session_id=cs_123', 'https://app.parley.test/agent/billing?provider=provider-a&status=success'],
       ['/billing/provider-a/return?status=cancel', 'https://app.parley.test/agent/billing?provider=provider-a&status=cancel'],
@@ -22,7 +22,7 @@ t.test('billing routes', async (t) => {
       t.equal(res.statusCode, 303, url)
       t.equal(res.headers.location, location, url)
     }
-    t.same(await app.sql`SELECT (SELECT count(*) FROM subscriptions) + (SELECT count(*) FROM payments) + (SELECT count(*) FROM webhook_events) AS n`, before)
+    t.same(await app.deps.sql`SELECT (SELECT count(*) FROM subscriptions) + (SELECT count(*) FROM payments) + (SELECT count(*) FROM webhook_events) AS n`, before)
   })
 
   await t.test('GET /billing/subscription', async (t) => {
@@ -119,7 +119,7 @@ t.test('billing routes', async (t) => {
   })
 
   await t.test('the payments list is served by the (workspace_id, occurred_at, id) index', async (t) => {
-    const plan = await app.sql.begin(async (sql) => {
+    const plan = await app.deps.sql.begin(async (sql) => {
       await sql`SET LOCAL enable_seqscan = off`
       return sql`EXPLAIN SELECT id FROM payments WHERE workspace_id = ${ws.workspaceId}
         AND (occurred_at, id) < (now(), '00000000-0000-4000-8000-000000000000'::uuid) ORDER BY occurred_at DESC, id DESC LIMIT 21`

@@ -7,9 +7,9 @@ t.test('subscription state, ordering, ledger and exactly-once', async (t) => {
   const env = { ...providerAEnv, ...providerBEnv(fake.url) }
   const { app, databaseUrl, logs } = await build(t, { env, captureLogs: true })
   const subscription = async (ws: string) =>
-    (await app.sql`SELECT status, provider, plan, provider_subscription_id AS sub, current_period_end AS cpe, last_event_at FROM subscriptions WHERE workspace_id = ${ws}`)[0]
+    (await app.deps.sql`SELECT status, provider, plan, provider_subscription_id AS sub, current_period_end AS cpe, last_event_at FROM subscriptions WHERE workspace_id = ${ws}`)[0]
   const ledger = async (ws: string) =>
-    app.sql`SELECT provider, kind, amount::int, currency, provider_object_id AS object FROM payments WHERE workspace_id = ${ws} ORDER BY occurred_at, provider_object_id`
+    app.deps.sql`SELECT provider, kind, amount::int, currency, provider_object_id AS object FROM payments WHERE workspace_id = ${ws} ORDER BY occurred_at, provider_object_id`
   const base = nowS() - 3600
 
   await t.test('provider A: an activation arriving after the cancellation does not revive it', async (t) => {
@@ -130,7 +130,7 @@ t.test('subscription state, ordering, ledger and exactly-once', async (t) => {
     const lines = [...logs, ...second.logs].filter((l) => l.eventId === id)
     t.equal(lines.filter((l) => l.outcome === 'processed').length, 1, 'the handler ran once')
     t.equal(lines.filter((l) => l.outcome === 'duplicate').length, 19)
-    t.same(await app.sql`SELECT count(*)::int AS n FROM webhook_events WHERE event_id = ${id}`, [{ n: 1 }])
+    t.same(await app.deps.sql`SELECT count(*)::int AS n FROM webhook_events WHERE event_id = ${id}`, [{ n: 1 }])
     t.same(await ledger(ws.workspaceId), [{ provider: 'provider-a', kind: 'payment', amount: 4200, currency: 'USD', object: 'in_conc' }])
     t.match(await subscription(ws.workspaceId), { status: 'active' })
   })
@@ -142,16 +142,16 @@ t.test('subscription state, ordering, ledger and exactly-once', async (t) => {
     const id = uniq('evt')
     // invoice.paid writes the ledger row first, then the subscription: the trigger fails the second write.
     const body = eventA('invoice.paid', { id: 'in_fail', amount_paid: 700, currency: 'usd', metadata: meta }, { id, created: base + 60 })
-    await app.sql.unsafe(`
+    await app.deps.sql.unsafe(`
       CREATE FUNCTION billing_test_fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$;
       CREATE TRIGGER billing_test_fail BEFORE INSERT OR UPDATE ON subscriptions FOR EACH ROW EXECUTE FUNCTION billing_test_fail();`)
     const res = await postA(app, body)
     t.equal(res.statusCode, 500)
     t.same(res.json(), { statusCode: 500, error: 'Internal Server Error', code: 'INTERNAL_ERROR', message: 'Internal Server Error' })
-    t.same(await app.sql`SELECT 1 FROM webhook_events WHERE event_id = ${id}`, [], 'the event is not recorded')
+    t.same(await app.deps.sql`SELECT 1 FROM webhook_events WHERE event_id = ${id}`, [], 'the event is not recorded')
     t.same(await ledger(ws.workspaceId), [], 'the ledger row written before the failure is rolled back')
     t.match(await subscription(ws.workspaceId), { status: 'canceled' })
-    await app.sql.unsafe('DROP TRIGGER billing_test_fail ON subscriptions; DROP FUNCTION billing_test_fail();')
+    await app.deps.sql.unsafe('DROP TRIGGER billing_test_fail ON subscriptions; DROP FUNCTION billing_test_fail();')
     t.equal((await postA(app, body)).statusCode, 200, 'the provider retry is processed')
     t.same(await ledger(ws.workspaceId), [{ provider: 'provider-a', kind: 'payment', amount: 700, currency: 'USD', object: 'in_fail' }])
     t.match(await subscription(ws.workspaceId), { status: 'active' })
@@ -159,7 +159,7 @@ t.test('subscription state, ordering, ledger and exactly-once', async (t) => {
 
   await t.test('a database that is down answers 503; the retry at a healthy replica succeeds', async (t) => {
     const down = await build(t, { databaseUrl, env })
-    await down.app.sql.end({ timeout: 1 })
+    await down.app.deps.sql.end({ timeout: 1 })
     const ws = await seedWorkspace(app)
     const id = uniq('evt')
     const body = eventA('invoice.paid', { id: 'in_down', amount_paid: 300, currency: 'usd', metadata: { workspaceId: ws.workspaceId } }, { id })
@@ -167,8 +167,8 @@ t.test('subscription state, ordering, ledger and exactly-once', async (t) => {
     t.equal(res.statusCode, 503)
     t.match(res.json(), { statusCode: 503, code: 'DEPENDENCY_UNAVAILABLE' })
     t.ok(res.headers['retry-after'])
-    t.same(await app.sql`SELECT 1 FROM webhook_events WHERE event_id = ${id}`, [])
+    t.same(await app.deps.sql`SELECT 1 FROM webhook_events WHERE event_id = ${id}`, [])
     t.equal((await postA(app, body)).statusCode, 200)
-    t.same(await app.sql`SELECT outcome FROM webhook_events WHERE event_id = ${id}`, [{ outcome: 'processed' }])
+    t.same(await app.deps.sql`SELECT outcome FROM webhook_events WHERE event_id = ${id}`, [{ outcome: 'processed' }])
   })
 })

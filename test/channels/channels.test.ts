@@ -83,7 +83,7 @@ t.test('PATCH /channels/:id and rotate-token', async (t) => {
     const rot = await app.inject({ method: 'POST', url: `/channels/${id}/rotate-token`, headers: ws.owner.headers })
     t.same([rot.statusCode, rot.json().code], [404, 'CHANNEL_NOT_FOUND'], `rotate ${id}`)
   }
-  const [otherRow] = await app.sql`SELECT name, channel_token FROM channels WHERE id = ${other.channelId}`
+  const [otherRow] = await app.deps.sql`SELECT name, channel_token FROM channels WHERE id = ${other.channelId}`
   t.same([otherRow.name, otherRow.channel_token], ['Website', other.channelToken], "the other workspace's channel is untouched")
 
   // Rotation: the new token works for POST /auth, the old one no longer does.

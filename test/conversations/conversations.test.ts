@@ -41,7 +41,7 @@ t.test('visitor starts a conversation; body must match the session', async (t) =
 
   const asMember = await app.inject({ method: 'POST', url: '/conversations', headers: ws.agent.headers, payload: { channelId: ws.channelId, guestId: guest.guestId } })
   t.equal(asMember.statusCode, 401, 'members do not start conversations')
-  const count = await app.sql`SELECT count(*)::int AS n FROM conversations`
+  const count = await app.deps.sql`SELECT count(*)::int AS n FROM conversations`
   t.equal(count[0].n, 1, 'no conversation was created by a refused request')
 })
 
@@ -87,7 +87,7 @@ t.test('get: members of the workspace and its own visitor; 404 for everyone else
   t.equal(foreignDelete.statusCode, 404)
   const foreignAssign = await patch(app, ws2.owner.headers, c.id, 'assign-agent', { agentId: ws2.owner.userId })
   t.equal(foreignAssign.statusCode, 404)
-  const [row] = await app.sql`SELECT status, pinned, deleted_at, assigned_agent_id FROM conversations WHERE id = ${c.id}`
+  const [row] = await app.deps.sql`SELECT status, pinned, deleted_at, assigned_agent_id FROM conversations WHERE id = ${c.id}`
   t.same(row, { status: 'OPEN', pinned: false, deleted_at: null, assigned_agent_id: null }, 'nothing changed')
   const none = await app.inject({ method: 'GET', url: `/conversations/${c.id}` })
   t.equal(none.statusCode, 401)
@@ -119,7 +119,7 @@ t.test('messages: send, retry, list with cursors, preview, validation', async (t
   const answers = await Promise.all(Array.from({ length: 8 }, () => send(app, guest.headers, c.id, 'race', 'cm-race')))
   t.same(answers.map((a) => a.statusCode).sort(), [200, 200, 200, 200, 200, 200, 200, 201])
   t.equal(new Set(answers.map((a) => a.json().id)).size, 1)
-  const [{ n }] = await app.sql`SELECT count(*)::int AS n FROM messages WHERE conversation_id = ${c.id}`
+  const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM messages WHERE conversation_id = ${c.id}`
   t.equal(n, 2)
   const conv = (await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json()
   t.equal(conv.unreadCount, 2, 'retries count once')
@@ -173,7 +173,7 @@ t.test('messages: send, retry, list with cursors, preview, validation', async (t
       await send(app, guest.headers, c.id, 'while paging')
     }
   } while (cursor)
-  const all = await app.sql`SELECT id FROM messages WHERE conversation_id = ${c.id} ORDER BY created_at, id`
+  const all = await app.deps.sql`SELECT id FROM messages WHERE conversation_id = ${c.id} ORDER BY created_at, id`
   t.same(seen, all.map((r) => r.id), 'every message once, oldest first')
   t.equal(seen.length, 7)
   t.equal(seen[0], m1.id)
@@ -229,8 +229,8 @@ t.test('guest message reopens a resolved conversation; close/reopen/pin are idem
   t.equal(upd.payload.conversation.status, 'OPEN')
 
   // Legacy CLOSED behaves like RESOLVED: a guest message reopens it.
-  await app.sql`UPDATE conversations SET status = 'CLOSED', closed_at = now() WHERE id = ${c.id}`
-  await app.sql`DELETE FROM unread_counters`
+  await app.deps.sql`UPDATE conversations SET status = 'CLOSED', closed_at = now() WHERE id = ${c.id}`
+  await app.deps.sql`DELETE FROM unread_counters`
   await send(app, guest.headers, c.id, 'legacy')
   t.match((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json(), { status: 'OPEN', closedAt: null })
   await patch(app, ws.agent.headers, c.id, 'close')
@@ -278,7 +278,7 @@ t.test('delete: soft, permission, second delete 404, messages refused, event', a
   const ev = await events.waitFor((e) => e.event === 'conversation:updated' && e.payload.conversation.deleted === true)
   t.same(ev.payload, { conversation: { id: c.id, deleted: true } })
   t.same(ev.rooms, [`guest:${guest.guestId}`, `ws:${ws.workspaceId}`].sort())
-  const [row] = await app.sql`SELECT deleted_at FROM conversations WHERE id = ${c.id}`
+  const [row] = await app.deps.sql`SELECT deleted_at FROM conversations WHERE id = ${c.id}`
   t.ok(row.deleted_at, 'the row stays (soft delete)')
   t.same(await unreadCount(app, ws), { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }, 'it leaves the counts')
 
@@ -291,7 +291,7 @@ t.test('delete: soft, permission, second delete 404, messages refused, event', a
     t.equal((await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages`, headers })).statusCode, 404)
   }
   t.equal((await patch(app, ws.agent.headers, c.id, 'reopen')).statusCode, 404)
-  const [{ n }] = await app.sql`SELECT count(*)::int AS n FROM messages WHERE conversation_id = ${c.id}`
+  const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM messages WHERE conversation_id = ${c.id}`
   t.equal(n, 1)
 })
 
@@ -303,7 +303,7 @@ t.test('assignment: validation, idempotence, unassign, history newest first', as
   const guest = await seedGuest(app, ws)
   const c = await startConversation(app, guest)
   const disabled = await ws.addMember('agent', 'Dis Abled')
-  await app.sql`UPDATE members SET status = 'disabled' WHERE user_id = ${disabled.userId}`
+  await app.deps.sql`UPDATE members SET status = 'disabled' WHERE user_id = ${disabled.userId}`
 
   for (const agentId of ['idp|nobody', ws2.agent.userId, disabled.userId]) {
     const res = await patch(app, ws.admin.headers, c.id, 'assign-agent', { agentId })
@@ -382,7 +382,7 @@ t.test('mark seen: members clear unread, the visitor moves its own mark', async 
   const v = await patch(app, guest.headers, c.id, 'mark-seen')
   t.equal(v.statusCode, 200)
   t.match(v.json(), { unreadCount: 2, seen: false }, 'the visitor does not clear the agents state')
-  const [row] = await app.sql`SELECT visitor_last_seen_at, agent_last_seen_at FROM conversations WHERE id = ${c.id}`
+  const [row] = await app.deps.sql`SELECT visitor_last_seen_at, agent_last_seen_at FROM conversations WHERE id = ${c.id}`
   t.ok(row.visitor_last_seen_at)
   t.equal(row.agent_last_seen_at, null)
 
@@ -404,13 +404,13 @@ t.test('a failed publish never fails the request', async (t) => {
   const ws = await seedWorkspace(app)
   const guest = await seedGuest(app, ws)
   const c = await startConversation(app, guest)
-  app.redis.disconnect()
-  t.teardown(() => app.redis.status === 'end' && app.redis.connect().catch(() => {}))
+  app.deps.redis.disconnect()
+  t.teardown(() => app.deps.redis.status === 'end' && app.deps.redis.connect().catch(() => {}))
   const res = await send(app, guest.headers, c.id, 'while redis is away')
   t.equal(res.statusCode, 201)
   const closed = await patch(app, ws.agent.headers, c.id, 'close')
   t.equal(closed.statusCode, 200)
   await new Promise((r) => setTimeout(r, 50))
   t.ok(logs.some((l) => l.msg === 'event publish failed'), 'the failure is logged')
-  await app.redis.connect()
+  await app.deps.redis.connect()
 })

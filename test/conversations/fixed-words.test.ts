@@ -1,33 +1,14 @@
 import t from 'tap'
-import { buildApp } from '../../src/app.js'
-import { seedWorkspace, testEnv } from '../helper.js'
-import { createTestDatabase } from '../setup/database.js'
+import { build, seedWorkspace } from '../helper.js'
 import { insertConversations } from './seed.js'
 
 /**
- * The list routes are static paths beside routes/conversations/index.ts' `/:id` routes. Here a
- * stand-in `/:id` is registered as the conversation core
- * will, so the fixed words must win over the parameter whatever the order of registration. Once
- * the core is merged the test checks the real `/:id` instead.
+ * The list routes are static paths beside the `/conversations/:id` routes: find-my-way matches a
+ * static segment before a parameter, so the fixed words are never read as a conversation id, and
+ * CORS follows the route that answers.
  */
 t.test('fixed words are never read as a conversation :id', async (t) => {
-  const db = await createTestDatabase()
-  t.teardown(db.drop)
-  const app = await buildApp({ env: testEnv({ DATABASE_URL: db.url, REDIS_PREFIX: `t:fixed:${process.pid}:` }), logger: false })
-  const real = app.hasRoute({ method: 'GET', url: '/conversations/:id' })
-  if (!real) {
-    await app.register(
-      async (scope) => {
-        // As the core declares it: members or the conversation's visitor (so CORS-open).
-        scope.get('/:id', { config: { access: { member: 'conversations:read', visitor: true } } }, async (_req, reply) =>
-          reply.code(418).send({ standIn: true }),
-        )
-      },
-      { prefix: '/conversations' },
-    )
-  }
-  t.teardown(() => app.close())
-  await app.ready()
+  const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const [c] = await insertConversations(app, ws, [{ assignedAgentId: ws.agent.userId, status: 'OPEN' }])
 
@@ -44,15 +25,10 @@ t.test('fixed words are never read as a conversation :id', async (t) => {
   )
 
   const byId = await app.inject({ url: `/conversations/${c!.id}`, headers: ws.agent.headers })
-  if (real) {
-    // The conversation core is merged: an unknown id is its 404, a known one a conversation.
-    t.equal(byId.statusCode, 200)
-    const unknown = await app.inject({ url: '/conversations/01900000-0000-7000-8000-000000000000', headers: ws.agent.headers })
-    t.equal(unknown.statusCode, 404)
-    t.equal(unknown.json().code, 'CONVERSATION_NOT_FOUND')
-  } else {
-    t.equal(byId.statusCode, 418, 'a uuid still reaches the :id route')
-  }
+  t.equal(byId.statusCode, 200, 'a uuid reaches the :id route')
+  const unknown = await app.inject({ url: '/conversations/01900000-0000-7000-8000-000000000000', headers: ws.agent.headers })
+  t.equal(unknown.statusCode, 404)
+  t.equal(unknown.json().code, 'CONVERSATION_NOT_FOUND')
   // CORS follows the route that answers: the member-only lists do not inherit the open CORS of
   // the visitor-callable `/:id` pattern.
   const foreignOrigin = 'https://evil.example'

@@ -78,11 +78,11 @@ export async function unreadCount(app: App, ws: SeededWorkspace, as = ws.agent) 
  * comparison with the counters.
  */
 export async function bruteForceCounts(app: App, workspaceId: string, userId: string) {
-  const convs = await app.sql<{ id: string; status: string; channel_id: string; assigned_agent_id: string | null; deleted_at: string | null; agent_last_seen_at: string | null; unread_count: number }[]>`
+  const convs = await app.deps.sql<{ id: string; status: string; channel_id: string; assigned_agent_id: string | null; deleted_at: string | null; agent_last_seen_at: string | null; unread_count: number }[]>`
     SELECT id, status, channel_id, assigned_agent_id, deleted_at, agent_last_seen_at, unread_count FROM conversations WHERE workspace_id = ${workspaceId}`
-  const msgs = await app.sql<{ conversation_id: string; sender_type: string; micros: string }[]>`
+  const msgs = await app.deps.sql<{ conversation_id: string; sender_type: string; micros: string }[]>`
     SELECT conversation_id, sender_type, (extract(epoch from created_at) * 1000000)::bigint::text AS micros FROM messages WHERE workspace_id = ${workspaceId}`
-  const seen = await app.sql<{ id: string; micros: string | null }[]>`
+  const seen = await app.deps.sql<{ id: string; micros: string | null }[]>`
     SELECT id, (extract(epoch from agent_last_seen_at) * 1000000)::bigint::text AS micros FROM conversations WHERE workspace_id = ${workspaceId}`
   const seenMark = new Map(seen.map((s) => [s.id, s.micros === null ? null : BigInt(s.micros)]))
   const out = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} as Record<string, number> }

@@ -206,7 +206,7 @@ t.test('conversation lists', async (t) => {
   t.test('authentication and workspace isolation', async (t) => {
     for (const url of ['/conversations', '/conversations/Myconversation', '/conversations/closed']) {
       t.equal((await app.inject({ url })).statusCode, 401, `${url} without credentials`)
-      const visitor = app.visitorTokens.sign({ guestId: guest, channelId: ws.channelId, workspaceId: ws.workspaceId }).token
+      const visitor = app.deps.visitorTokens.sign({ guestId: guest, channelId: ws.channelId, workspaceId: ws.workspaceId }).token
       t.equal((await app.inject({ url, headers: { 'x-visitor-session': visitor } })).statusCode, 401, `${url} as a visitor`)
       const res = await app.inject({ url, headers: { ...ws.agent.headers, 'x-workspace-id': other.workspaceId } })
       t.equal(res.statusCode, 403, `${url} in a workspace the caller is not a member of`)

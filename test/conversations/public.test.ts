@@ -5,7 +5,7 @@ import { BASE_US, insertConversations } from './seed.js'
 t.test('public conversation status routes', async (t) => {
   const { app } = await build(t, { env: { PUBLIC_RATE_LIMIT_PER_MIN: '1000' } })
   const ws = await seedWorkspace(app)
-  await app.sql`UPDATE members SET avatar_url = 'https://cdn.example/agnes.png'
+  await app.deps.sql`UPDATE members SET avatar_url = 'https://cdn.example/agnes.png'
     WHERE workspace_id = ${ws.workspaceId} AND user_id = ${ws.agent.userId}`
   const gone = await ws.addMember('agent', 'Gone Member')
   const [open, assigned, resolved, deleted, orphan] = await insertConversations(app, ws, [
@@ -15,7 +15,7 @@ t.test('public conversation status routes', async (t) => {
     { deletedAt: BASE_US, assignedAgentId: ws.agent.userId },
     { assignedAgentId: gone.userId },
   ])
-  await app.sql`DELETE FROM members WHERE workspace_id = ${ws.workspaceId} AND user_id = ${gone.userId}`
+  await app.deps.sql`DELETE FROM members WHERE workspace_id = ${ws.workspaceId} AND user_id = ${gone.userId}`
   const get = (url: string, headers: Record<string, string> = {}) => app.inject({ url, headers })
 
   t.test('status', async (t) => {

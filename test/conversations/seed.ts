@@ -63,7 +63,7 @@ const toMicros = (v: number | string): number => {
 /** A guest on the workspace's channel (no session); returns its id. */
 export async function insertGuest(app: App, ws: Pick<SeededWorkspace, 'workspaceId' | 'channelId'>, name = 'Gus Guest'): Promise<string> {
   const id = uuidv7()
-  await app.sql`INSERT INTO guests (id, workspace_id, channel_id, name, email)
+  await app.deps.sql`INSERT INTO guests (id, workspace_id, channel_id, name, email)
     VALUES (${id}, ${ws.workspaceId}, ${ws.channelId}, ${name}, ${`g-${randomBytes(4).toString('hex')}@example.test`})`
   return id
 }
@@ -71,7 +71,7 @@ export async function insertGuest(app: App, ws: Pick<SeededWorkspace, 'workspace
 /** Another channel in the workspace; returns its id. */
 export async function insertChannel(app: App, workspaceId: string, name = 'Second'): Promise<string> {
   const id = uuidv7()
-  await app.sql`INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
+  await app.deps.sql`INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
     VALUES (${id}, ${workspaceId}, ${name}, ${`ct_${randomBytes(12).toString('hex')}`}, ${`is_${randomBytes(12).toString('hex')}`})`
   return id
 }
@@ -125,7 +125,7 @@ export async function insertConversations(
   }))
   // Chunks keep each statement under postgres' parameter limit.
   for (let i = 0; i < rows.length; i += 2000) {
-    await app.sql`INSERT INTO conversations ${app.sql(rows.slice(i, i + 2000))}`
+    await app.deps.sql`INSERT INTO conversations ${app.deps.sql(rows.slice(i, i + 2000))}`
   }
   return out
 }
@@ -138,7 +138,7 @@ export async function insertMessage(
   at: number = BASE_US,
 ): Promise<string> {
   const id = uuidv7()
-  await app.sql`INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
+  await app.deps.sql`INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
     VALUES (${id}, ${conv.workspaceId}, ${conv.id}, 'GUEST', ${conv.guestId}, 'Guest', ${body}, ${pgTime(at)})`
   return id
 }

@@ -50,13 +50,13 @@ async function setUp(app: App): Promise<World> {
   const ws = await seedWorkspace(app)
   // A second channel, so channel scopes are exercised.
   const ch2 = randomUUID()
-  await app.sql`INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
+  await app.deps.sql`INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
                 VALUES (${ch2}, ${ws.workspaceId}, 'Second', ${`ct_${ch2}`}, ${`is_${ch2}`})`
   const g0 = await seedGuest(app, ws)
   const g1 = await seedGuest(app, ws)
   const g2 = await seedGuest(app, ws)
-  await app.sql`UPDATE guests SET channel_id = ${ch2} WHERE id = ${g2.guestId}`
-  const g2headers = { 'x-visitor-session': app.visitorTokens.sign({ guestId: g2.guestId, channelId: ch2, workspaceId: ws.workspaceId }).token }
+  await app.deps.sql`UPDATE guests SET channel_id = ${ch2} WHERE id = ${g2.guestId}`
+  const g2headers = { 'x-visitor-session': app.deps.visitorTokens.sign({ guestId: g2.guestId, channelId: ch2, workspaceId: ws.workspaceId }).token }
   const guests = [
     { headers: g0.headers, guestId: g0.guestId, channelId: ws.channelId },
     { headers: g1.headers, guestId: g1.guestId, channelId: ws.channelId },

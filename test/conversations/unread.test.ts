@@ -8,7 +8,7 @@ import type { App } from '../../src/app.js'
 
 async function addChannel(app: App, ws: SeededWorkspace) {
   const id = randomUUID()
-  await app.sql`INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
+  await app.deps.sql`INSERT INTO channels (id, workspace_id, name, channel_token, identity_secret)
                 VALUES (${id}, ${ws.workspaceId}, 'Second', ${`ct_${id}`}, ${`is_${id}`})`
   return id
 }
@@ -63,8 +63,8 @@ t.test('unread-count follows every operation', async (t) => {
   const ch2 = await addChannel(app, ws)
   const guest = await seedGuest(app, ws)
   const g2 = await seedGuest(app, ws)
-  await app.sql`UPDATE guests SET channel_id = ${ch2} WHERE id = ${g2.guestId}`
-  const g2session = app.visitorTokens.sign({ guestId: g2.guestId, channelId: ch2, workspaceId: ws.workspaceId }).token
+  await app.deps.sql`UPDATE guests SET channel_id = ${ch2} WHERE id = ${g2.guestId}`
+  const g2session = app.deps.visitorTokens.sign({ guestId: g2.guestId, channelId: ch2, workspaceId: ws.workspaceId }).token
   const g2headers = { 'x-visitor-session': g2session }
   const zero = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }
 
@@ -115,7 +115,7 @@ t.test('unread-count follows every operation', async (t) => {
   t.match(rec.json(), { corrected: false, conversationsFixed: 0 })
   t.same(rec.json().before, rec.json().after)
 
-  const slots = await app.sql`SELECT count(DISTINCT slot)::int AS n FROM unread_counters WHERE workspace_id = ${ws.workspaceId}`
+  const slots = await app.deps.sql`SELECT count(DISTINCT slot)::int AS n FROM unread_counters WHERE workspace_id = ${ws.workspaceId}`
   t.ok(slots[0].n > 1, 'writers spread over slot rows')
 
   t.equal((await app.inject({ method: 'GET', url: '/conversations/unread-count', headers: guest.headers })).statusCode, 401, 'not for visitors')
@@ -140,10 +140,10 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   t.same(good, { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 2 } })
 
   // Drift on purpose: a counter row and a conversation's own unread_count.
-  await app.sql`UPDATE unread_counters SET conversations = conversations + 5, messages = messages + 7 WHERE workspace_id = ${ws.workspaceId} AND scope = 'all'
+  await app.deps.sql`UPDATE unread_counters SET conversations = conversations + 5, messages = messages + 7 WHERE workspace_id = ${ws.workspaceId} AND scope = 'all'
                   AND slot = (SELECT min(slot) FROM unread_counters WHERE workspace_id = ${ws.workspaceId} AND scope = 'all')`
-  await app.sql`UPDATE conversations SET unread_count = 9 WHERE id = ${b.id}`
-  await app.sql`INSERT INTO unread_counters (workspace_id, scope, slot, conversations, messages) VALUES (${ws.workspaceId}, 'agent:ghost', 2, 1, 1)`
+  await app.deps.sql`UPDATE conversations SET unread_count = 9 WHERE id = ${b.id}`
+  await app.deps.sql`INSERT INTO unread_counters (workspace_id, scope, slot, conversations, messages) VALUES (${ws.workspaceId}, 'agent:ghost', 2, 1, 1)`
   t.equal((await unreadCount(app, ws)).total, 7)
 
   const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers })
@@ -166,7 +166,7 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   t.same(await unreadCount(app, ws), brute.counts)
 
   // The read is an index range on the counters' primary key, whatever the workspace's size.
-  const plan = await app.sql.begin(async (sql) => {
+  const plan = await app.deps.sql.begin(async (sql) => {
     await sql`SET LOCAL enable_seqscan = off`
     return sql.unsafe(`EXPLAIN SELECT scope, sum(conversations), sum(messages) FROM unread_counters
       WHERE workspace_id = '${ws.workspaceId}' AND (scope IN ('all', 'unassigned', 'agent:x') OR scope LIKE 'channel:%') GROUP BY scope`)
@@ -187,7 +187,7 @@ t.test('reconcile waits for writers in flight, and writers wait for a reconcile'
   const held = new Promise<void>((r) => (release = r))
   let locked!: () => void
   const isLocked = new Promise<void>((r) => (locked = r))
-  const writer = app.sql.begin(async (sql) => {
+  const writer = app.deps.sql.begin(async (sql) => {
     await lockCountersShared(sql as never, ws.workspaceId)
     locked()
     await held
@@ -211,7 +211,7 @@ t.test('reconcile waits for writers in flight, and writers wait for a reconcile'
   const heldR = new Promise<void>((r) => (releaseR = r))
   let lockedR!: () => void
   const isLockedR = new Promise<void>((r) => (lockedR = r))
-  const reconciler = app.sql.begin(async (sql) => {
+  const reconciler = app.deps.sql.begin(async (sql) => {
     await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley:unread:${ws.workspaceId}`}, 0))`
     lockedR()
     await heldR
@@ -230,7 +230,7 @@ t.test('reconcile is rate limited per workspace', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const ws2 = await seedWorkspace(app, 'Other')
-  const { RECONCILE_PER_MINUTE } = await import('../../routes/conversations/counts.js')
+  const { RECONCILE_PER_MINUTE } = await import('../../plugins/rate-limit.js')
   const strangers = await Promise.all(Array.from({ length: RECONCILE_PER_MINUTE + 1 }, () =>
     app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: { ...ws2.agent.headers, 'x-workspace-id': ws.workspaceId } })))
   t.ok(strangers.every((r) => r.statusCode === 403), 'non-members are refused and use up nothing')

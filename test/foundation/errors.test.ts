@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import t, { type Test } from 'tap'
 import type { App } from '../../src/app.js'
+import { NoBody } from '../../schemas/common.js'
 import { build } from '../helper.js'
 
 // A route declared like every real one, to exercise the cross-cutting error contract.
@@ -90,6 +91,26 @@ t.test('a route without config.access is refused at start-up', async (t) => {
     build(t, { register: (app) => app.get('/__open', async () => ({})) }),
     /declares no config.access/,
   )
+})
+
+t.test('a write route without schema.body is refused at start-up; NoBody takes nothing, null or {}', async (t) => {
+  await t.rejects(
+    build(t, { register: (app) => app.delete('/__nobody', { config: { access: 'public' } }, async () => ({})) }),
+    /declares no schema.body/,
+  )
+  const { app } = await build(t, {
+    register: (app) => app.post('/__none', { config: { access: 'public' }, schema: { body: NoBody } }, async (request) => ({ body: request.body })),
+  })
+  const json = { 'content-type': 'application/json' }
+  for (const payload of [undefined, '', 'null', '{}']) {
+    const res = await app.inject({ method: 'POST', url: '/__none', headers: payload === undefined ? {} : json, payload })
+    t.equal(res.statusCode, 200, `body ${JSON.stringify(payload)} is no body`)
+    t.same(res.json().body, {})
+  }
+  const field = await app.inject({ method: 'POST', url: '/__none', headers: json, payload: { x: 1 } })
+  t.equal(field.statusCode, 400)
+  t.equal(field.json().message, "unknown field 'x'")
+  t.equal((await app.inject({ method: 'POST', url: '/__none', headers: json, payload: '[1]' })).statusCode, 400, 'an array is not an empty body')
 })
 
 t.test("the router's own refusals answer with the contract's body (found by the fuzz sweep)", async (t) => {

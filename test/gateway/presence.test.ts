@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm'
 import t from 'tap'
 import type { Socket } from 'socket.io-client'
-import { members } from '../../src/db/schema.js'
 import { readPresence } from '../../src/presence.js'
 import { build, memberToken, seedGuest, seedWorkspace } from '../helper.js'
 import { connect, emitWithAck, eventually, next, record, startGateway, testDatabaseAndPrefix } from './fixtures.js'
@@ -24,7 +22,7 @@ const [{ app }, g1, g2] = await Promise.all([
 ])
 const ws = await seedWorkspace(app)
 const auth = (m: { token: string }) => ({ token: m.token, workspaceId: ws.workspaceId })
-const presenceOf = async (userId: string) => (await readPresence(app.redis, redisPrefix, ws.workspaceId, [userId]))[userId]
+const presenceOf = async (userId: string) => (await readPresence(app.deps.redis, redisPrefix, ws.workspaceId, [userId]))[userId]
 
 // The owner watches the workspace from gateway 1 for the whole file.
 const watcher = await connect(t, g1.url, auth(ws.owner))
@@ -146,7 +144,7 @@ t.test('a disabled member is disconnected within a heartbeat and goes offline', 
   await online
   const dropped = new Promise<string>((resolve) => socket.once('disconnect', resolve))
   const offline = nextOf(member.userId, 'offline')
-  await app.db.update(members).set({ status: 'disabled' }).where(eq(members.userId, member.userId))
+  await app.deps.sql`UPDATE members SET status = 'disabled' WHERE user_id = ${member.userId}`
   t.equal(await dropped, 'io server disconnect')
   await offline
   await eventually(async () => (await presenceOf(member.userId)) === 'offline')
@@ -157,7 +155,7 @@ t.test('a socket is disconnected when its credentials expire', async (t) => {
   const member = await connect(t, g1.url, { token: await memberToken(ws.agent.userId, { expiresIn: exp }), workspaceId: ws.workspaceId })
   const guest = await seedGuest(app, ws)
   const visitor = await connect(t, g1.url, { visitorSession: guest.session })
-  const session = app.visitorTokens.verify(guest.session)
+  const session = app.deps.visitorTokens.verify(guest.session)
   t.ok(session.exp * 1000 > Date.now() + 60_000, 'the visitor session is long-lived and stays connected')
   const reason = await new Promise<string>((resolve) => member.once('disconnect', resolve))
   t.equal(reason, 'io server disconnect')

@@ -142,7 +142,7 @@ t.test('search: query text is data', async (t) => {
   t.same(await ids("O'Brien"), [conv])
   t.same(await ids('ünïcödé'), [conv], 'unicode, case-insensitive')
   t.same(await ids('日本語'), [conv])
-  const count = await app.sql`SELECT count(*)::int AS n FROM messages`
+  const count = await app.deps.sql`SELECT count(*)::int AS n FROM messages`
   t.equal(count[0]!.n, 1, 'nothing was dropped')
 
   // The highlight markers cannot be forged from a message body.
@@ -223,15 +223,15 @@ t.test('search: a word the statistics call frequent takes the custom-plan path, 
     for (const i of data) t.match(i.match, /<mark>hello<\/mark>/)
     return data.map((i) => i.id)
   }
-  resetWordStats(app.sql)
-  t.notOk(hasFrequentWord('hello', await wordStats(app.sql)), 'no statistics yet: prepared (generic plan) path')
+  resetWordStats(app.deps.sql)
+  t.notOk(hasFrequentWord('hello', await wordStats(app.deps.sql)), 'no statistics yet: prepared (generic plan) path')
   const generic = await ids()
   t.same([...generic].sort(), [...expected].sort(), 'workspace-scoped, deleted absent')
 
-  await app.sql`ANALYZE messages`
-  resetWordStats(app.sql)
-  t.ok(hasFrequentWord('Hello, world', await wordStats(app.sql)), 'after ANALYZE the word is frequent')
-  t.notOk(hasFrequentWord('zanzibar', await wordStats(app.sql)))
+  await app.deps.sql`ANALYZE messages`
+  resetWordStats(app.deps.sql)
+  t.ok(hasFrequentWord('Hello, world', await wordStats(app.deps.sql)), 'after ANALYZE the word is frequent')
+  t.notOk(hasFrequentWord('zanzibar', await wordStats(app.deps.sql)))
   const custom = await ids()
   t.same(custom, generic, 'the custom-plan path returns the same ranked page')
   // Pages of 3 on the custom-plan path: every match exactly once, in the same order.

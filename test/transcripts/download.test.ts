@@ -97,17 +97,18 @@ t.test('download: 50,000 messages stream in order, in batches', async (t) => {
 })
 
 t.test('the renderer yields bounded chunks (one per batch), never the whole transcript', async (t) => {
-  const { renderTranscript, loadConversationView, TRANSCRIPT_BATCH } = await import('../../src/transcripts/render.js')
+  const { renderTranscript, TRANSCRIPT_BATCH } = await import('../../src/transcripts/render.js')
+  const { findConversationView } = await import('../../src/conversations/view.js')
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const guest = await seedGuest(app, ws)
   const conv = await seedConversation(app, ws, guest)
   await seedManyMessages(app, conv, 5_500)
-  const view = await loadConversationView(app.sql, conv)
+  const view = await findConversationView(app.deps.sql, conv)
   for (const format of ['txt', 'json', 'html'] as const) {
     let chunks = 0
     let largest = 0
-    for await (const chunk of renderTranscript(app.sql, view!, format)) {
+    for await (const chunk of renderTranscript(app.deps.sql, view!, format)) {
       chunks++
       largest = Math.max(largest, chunk.length)
     }

@@ -53,7 +53,7 @@ t.test('a retried request sends one mail', async (t) => {
   t.equal(c.json().jobId, a.json().jobId, 'a retry after the mail went out (within the window): the same job')
   await new Promise((r) => setTimeout(r, 700))
   t.equal(smtp.mails.length, 1, 'exactly one mail')
-  const [{ n }] = (await app.sql`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'transcript-mail'`) as unknown as [{ n: number }]
+  const [{ n }] = (await app.deps.sql`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'transcript-mail'`) as unknown as [{ n: number }]
   t.equal(n, 1, 'one job')
 })
 
@@ -66,7 +66,7 @@ t.test('SMTP down at first: the mail arrives once it comes up', async (t) => {
   const jobId = res.json().jobId
   // Wait until an attempt has failed and the job is waiting to retry.
   await waitFor(async () => {
-    const [job] = await app.jobs.boss.findJobs('transcript-mail', { id: jobId })
+    const [job] = await app.deps.jobs.boss.findJobs('transcript-mail', { id: jobId })
     return job && job.retryCount >= 1
   })
   t.equal(await requestStatus(app, jobId), 'queued')

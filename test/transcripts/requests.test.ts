@@ -19,7 +19,7 @@ t.test('visitor rules, validation and tenancy', async (t) => {
   t.equal(noBody.statusCode, 200, 'no body: the guest address')
   t.equal(noBody.json().jobId, own.json().jobId, 'the same request again: the same job')
 
-  const [row] = await app.sql`SELECT email, requested_by, status FROM transcript_requests WHERE id = ${own.json().jobId}`
+  const [row] = await app.deps.sql`SELECT email, requested_by, status FROM transcript_requests WHERE id = ${own.json().jobId}`
   t.match(row, { email: 'gina@example.test', requested_by: `guest:${guest.guestId}`, status: 'queued' })
 
   const unknown = await app.inject({ method: 'POST', url, headers: ws.agent.headers, payload: { email: 'a@b.test', to: 'x' } })
@@ -53,7 +53,7 @@ t.test('visitor rules, validation and tenancy', async (t) => {
   t.equal(none.statusCode, 400)
   t.equal(none.json().code, 'EMAIL_REQUIRED')
 
-  const [{ n }] = (await app.sql`SELECT count(*)::int AS n FROM transcript_requests`) as unknown as [{ n: number }]
+  const [{ n }] = (await app.deps.sql`SELECT count(*)::int AS n FROM transcript_requests`) as unknown as [{ n: number }]
   t.equal(n, 1, 'refused requests left no rows')
 })
 
@@ -110,7 +110,7 @@ t.test('Idempotency-Key: the same key is the same request, whenever it is retrie
 
   const a = await post('key-1', { email: 'x@example.test' })
   t.equal(a.statusCode, 200)
-  await app.sql`UPDATE transcript_requests SET status = 'sent', created_at = now() - interval '2 hours'`
+  await app.deps.sql`UPDATE transcript_requests SET status = 'sent', created_at = now() - interval '2 hours'`
   const replay = await post('key-1', { email: 'X@example.test' })
   t.equal(replay.statusCode, 200)
   t.equal(replay.json().jobId, a.json().jobId, 'same key, hours later: same job')
@@ -125,6 +125,6 @@ t.test('Idempotency-Key: the same key is the same request, whenever it is retrie
   t.not(v.json().jobId, a.json().jobId)
   const tooLong = await post('k'.repeat(256), {})
   t.equal(tooLong.statusCode, 400)
-  const [{ n }] = (await app.sql`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'transcript-mail'`) as unknown as [{ n: number }]
+  const [{ n }] = (await app.deps.sql`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'transcript-mail'`) as unknown as [{ n: number }]
   t.equal(n, 3, 'one job per request')
 })

@@ -1,4 +1,5 @@
 import { seedGuest, seedWorkspace } from '../helper.js'
+import type { App } from '../../src/app.js'
 import { seedConversation, seedMessages } from '../search/seed.js'
 import { createServer } from 'node:net'
 import { simpleParser, type ParsedMail } from 'mailparser'
@@ -68,8 +69,8 @@ export const fast = {
   SMTP_TIMEOUT_MS: '2000',
 }
 
-export async function requestStatus(app: { sql: import('postgres').Sql }, id: string): Promise<string | undefined> {
-  const [row] = await app.sql<{ status: string }[]>`SELECT status FROM transcript_requests WHERE id = ${id}`
+export async function requestStatus(app: App, id: string): Promise<string | undefined> {
+  const [row] = await app.deps.sql<{ status: string }[]>`SELECT status FROM transcript_requests WHERE id = ${id}`
   return row?.status
 }
 

@@ -1,7 +1,5 @@
 import t from 'tap'
-import { eq } from 'drizzle-orm'
 import { build, memberToken, seedWorkspace } from '../helper.js'
-import * as schema from '../../src/db/schema.js'
 
 t.test('POST /workspaces makes the caller its owner', async (t) => {
   const { app } = await build(t)
@@ -12,7 +10,9 @@ t.test('POST /workspaces makes the caller its owner', async (t) => {
   const ws = res.json()
   t.same(Object.keys(ws).sort(), ['createdAt', 'id', 'name'])
   t.match(ws, { name: 'Wendy Co', id: /^[0-9a-f-]{36}$/, createdAt: /Z$/ })
-  const [owner] = await app.db.select().from(schema.members).where(eq(schema.members.workspaceId, ws.id))
+  const ownerOf = async (workspaceId: string) =>
+    (await app.deps.sql`SELECT user_id AS "userId", role, status, name, email FROM members WHERE workspace_id = ${workspaceId}`)[0]
+  const owner = await ownerOf(ws.id)
   t.match(owner, { userId: 'auth0|64f0c2', role: 'owner', status: 'active', name: 'Wendy Founder', email: 'wendy@example.test' })
 
   // The new owner can use it straight away, with x-workspace-id.
@@ -22,14 +22,14 @@ t.test('POST /workspaces makes the caller its owner', async (t) => {
 
   const named = await app.inject({ method: 'POST', url: '/workspaces', headers, payload: { name: 'Second', ownerName: 'W. F.', ownerEmail: 'wf@example.test' } })
   t.equal(named.statusCode, 201)
-  const [o2] = await app.db.select().from(schema.members).where(eq(schema.members.workspaceId, named.json().id))
+  const o2 = await ownerOf(named.json().id)
   t.match(o2, { name: 'W. F.', email: 'wf@example.test' })
 
   // A token with no name claim: the member still gets a usable name.
   const bare = { authorization: `Bearer ${await memberToken('bare-sub')}` }
   const b = await app.inject({ method: 'POST', url: '/workspaces', headers: bare, payload: { name: 'Bare' } })
   t.equal(b.statusCode, 201)
-  const [o3] = await app.db.select().from(schema.members).where(eq(schema.members.workspaceId, b.json().id))
+  const o3 = await ownerOf(b.json().id)
   t.match(o3, { name: 'bare-sub', email: '' })
 })
 
@@ -51,7 +51,7 @@ t.test('POST /workspaces: bad input and credentials', async (t) => {
   const malformed = await app.inject({ method: 'POST', url: '/workspaces', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"name":' })
   t.same([malformed.statusCode, malformed.json().code], [400, 'INVALID_JSON'])
   t.equal((await app.inject({ method: 'POST', url: '/workspaces', payload: { name: 'W' } })).statusCode, 401)
-  const [{ n }] = await app.sql`SELECT count(*)::int AS n FROM workspaces`
+  const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM workspaces`
   t.equal(n, 0, 'nothing written')
 })
 
@@ -61,9 +61,10 @@ t.test('GET /workspaces lists active memberships only', async (t) => {
   const b = await seedWorkspace(app, 'B')
   await seedWorkspace(app, 'C')
   // a.agent is also an admin of B, and a disabled agent of a third workspace.
-  await app.db.insert(schema.members).values({ workspaceId: b.workspaceId, userId: a.agent.userId, name: 'x', email: '', role: 'admin' })
+  await app.deps.sql`INSERT INTO members (workspace_id, user_id, name, email, role) VALUES (${b.workspaceId}, ${a.agent.userId}, 'x', '', 'admin')`
   const d = await seedWorkspace(app, 'D')
-  await app.db.insert(schema.members).values({ workspaceId: d.workspaceId, userId: a.agent.userId, name: 'x', email: '', role: 'agent', status: 'disabled' })
+  await app.deps.sql`
+    INSERT INTO members (workspace_id, user_id, name, email, role, status) VALUES (${d.workspaceId}, ${a.agent.userId}, 'x', '', 'agent', 'disabled')`
   const res = await app.inject({ method: 'GET', url: '/workspaces', headers: { authorization: `Bearer ${a.agent.token}` } })
   t.equal(res.statusCode, 200)
   t.same(

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { VisitorBootstrapBody, VisitorSession } from '../../schemas/auth.js'
 import { errorResponses } from '../../schemas/common.js'
+import { limits } from '../../plugins/rate-limit.js'
 import { bootstrapVisitor } from '../../src/auth/bootstrap.js'
 
 const header = (request: FastifyRequest, name: string) => {
@@ -9,27 +10,11 @@ const header = (request: FastifyRequest, name: string) => {
   return typeof v === 'string' && v !== '' ? v : undefined
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/',
     {
-      config: {
-        access: 'public',
-        // Per client address and channel, counted in Redis so every replica shares the budget.
-        // preValidation: the body is parsed (channelId is known) and malformed attempts count too.
-        rateLimit: {
-          max: app.config.AUTH_RATE_LIMIT_PER_MIN,
-          timeWindow: 60_000,
-          hook: 'preValidation',
-          keyGenerator: (request: FastifyRequest) => {
-            const channelId = (request.body as { channelId?: unknown } | undefined)?.channelId
-            const channel = typeof channelId === 'string' && UUID.test(channelId) ? channelId.toLowerCase() : '-'
-            return `auth:${request.ip}:${channel}`
-          },
-        },
-      },
+      config: { access: 'public', rateLimit: limits.visitorBootstrap(app.config) },
       schema: {
         tags: ['auth'],
         summary: 'Visitor bootstrap: a new or resumed guest and its visitor session',
@@ -38,7 +23,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const result = await bootstrapVisitor({ db: app.db, visitorTokens: app.visitorTokens, log: request.log }, request.body, {
+      const result = await bootstrapVisitor(request.ctx, request.body, {
         origin: header(request, 'origin'),
         channelToken: header(request, 'x-channel-token'),
         visitorSession: header(request, 'x-visitor-session'),

@@ -1,0 +1,56 @@
+import type { Pool } from './db.js'
+import type { LoadOptions, Measurement, Scenario } from './load.js'
+import type { Target } from './report.js'
+import type { SeedResult } from './seed.js'
+import type { Child } from './server.js'
+
+/** What a run knows once the database is seeded and the API answers: every area prepares from it. */
+export interface BenchRun {
+  api: Child
+  /** The harness's own pool on the bench database. */
+  sql: Pool
+  dbUrl: string
+  seed: SeedResult
+  load: LoadOptions
+  /** Unique per run: keeps idempotency keys and event ids of two runs apart. */
+  runTag: string
+  secrets: { AUTH_JWT_SECRET: string; VISITOR_SESSION_SECRET: string; CURSOR_SECRET: string; PROVIDER_A_WEBHOOK_SECRET: string }
+  /** An owner's headers in the largest and in the small workspace. */
+  headers: { largest: Record<string, string>; small: Record<string, string> }
+}
+
+/** A scenario as an area declares it; main measures it unless it says otherwise. */
+export interface AreaScenario extends Scenario {
+  /** Measures it some other way (the ceiling servers); default: autocannon against the API. */
+  measure?: () => Promise<Measurement>
+  /** Not measurable in this run, and why (e.g. no deep cursor). */
+  unavailable?: string
+  /** Runs right after this scenario id instead of in its area's order. */
+  after?: string
+}
+
+export interface PreparedArea {
+  scenarios: AreaScenario[]
+  /** Lines for the report's header (seed checks, word frequencies). */
+  summary?: string[]
+  /** Judged once every scenario ran, from all of them. */
+  targets?(results: Measurement[]): Target[]
+  /** After the measurements: EXPLAIN output and data for the JSON file. */
+  report?(): Promise<{ explain?: Record<string, string>; data?: Record<string, unknown> }>
+}
+
+/**
+ * One area of the benchmark (lists, search, ...): the scenario ids it offers and how to prepare
+ * them. bench/scenarios/index.ts lists the areas; a new area adds its file there and nothing else.
+ */
+export interface Area {
+  name: string
+  /** Selectable scenario ids, in run order; optIn ones run only when named in --scenarios. */
+  ids: readonly { id: string; optIn?: boolean; about: string }[]
+  /** Called once the API runs, before any measurement, with the scenarios this run wants. */
+  prepare(run: BenchRun, wanted: (id: string) => boolean): Promise<PreparedArea>
+}
+
+/** The measurement of a scenario whose ok result is `id`, if it ran. */
+export const resultOf = (results: Measurement[], id: string) => results.find((r) => r.id === id && r.status === 'ok')
+export const ratio = (a?: number, b?: number) => (a !== undefined && b ? a / b : undefined)

@@ -1,0 +1,11 @@
+import type { Area } from '../lib/area.js'
+import { billing } from './billing.js'
+import { ceilings } from './ceilings.js'
+import { conversations } from './conversations.js'
+import { health } from './health.js'
+import { lists } from './lists.js'
+import { search } from './search.js'
+import { unread } from './unread.js'
+
+/** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, conversations, billing]

@@ -1,0 +1,143 @@
+import type { Area, AreaScenario } from '../lib/area.js'
+import { resultOf, ratio } from '../lib/area.js'
+import type { Pool } from '../lib/db.js'
+import { fmtInt, step } from '../lib/progress.js'
+import { target } from '../lib/report.js'
+import { COMMON_WORD, FREQUENT_WORD, RARE_TOKEN } from '../lib/words.js'
+
+/**
+ * GET /conversations/search for a rare, a common and a frequent word (50 connections), and the
+ * rare one from a single client; the rare word is also timed straight in SQL, with the full-text
+ * index and with ILIKE, before any write scenario adds messages.
+ */
+export const search: Area = {
+  name: 'search',
+  ids: [
+    { id: 'search-rare', about: '`GET /conversations/search?q=quokkaflux` (about 25 messages)' },
+    { id: 'search-common', about: '`?q=refund` (about 1.7% of messages)' },
+    { id: 'search-frequent', about: '`?q=order` (one of the most frequent words, about 5%)' },
+    { id: 'search-rare-1c', about: 'the rare-word search from a single connection: its latency without queueing' },
+  ],
+  async prepare(run, wanted) {
+    const { sql, headers, seed, load } = run
+    const workspaceId = seed.largest.id
+    const searchFor = (id: string, label: string, q: string, extra: Partial<AreaScenario> = {}): AreaScenario => ({
+      id,
+      label: `GET /conversations/search ${label}`,
+      kind: 'read',
+      method: 'GET',
+      path: `/conversations/search?q=${q}`,
+      headers: headers.largest,
+      fixedWord: true,
+      ...extra,
+    })
+    const sqlChecks = wanted('search-rare') ? await searchVsIlike(sql, workspaceId) : undefined
+    return {
+      scenarios: [
+        searchFor('search-rare', 'rare word', RARE_TOKEN),
+        searchFor('search-common', 'common word', COMMON_WORD),
+        searchFor('search-frequent', 'frequent word', FREQUENT_WORD),
+        searchFor('search-rare-1c', 'rare word, 1 connection', RARE_TOKEN, { connections: 1, note: 'single client: latency without queueing' }),
+      ],
+      summary: sqlChecks
+        ? [
+            `messages with the search words in the largest workspace: rare ${fmtInt(sqlChecks.rareWordMessages)}, ` +
+              `common ${fmtInt(sqlChecks.commonWordMessages)}, frequent ${fmtInt(sqlChecks.frequentWordMessages)} of ${fmtInt(sqlChecks.messagesInWorkspace)}`,
+          ]
+        : [],
+      targets: (results) => {
+        const rare = resultOf(results, 'search-rare')
+        const rare1c = resultOf(results, 'search-rare-1c')
+        return [
+          target(
+            `search (rare word) p50 at ${load.connections} connections`,
+            rare?.p50,
+            '<',
+            50,
+            ' ms',
+            rare1c ? `1 connection: p50 ${rare1c.p50} ms, p99 ${rare1c.p99} ms` : undefined,
+          ),
+          // Like with like: the ILIKE query runs once with nothing else in flight, so it is compared
+          // with the endpoint's single-client p50 (the whole HTTP request, more work than the SQL).
+          target(
+            `ILIKE query time ÷ search (rare word) p50 at ${rare1c ? '1 connection' : `${load.connections} connections`}`,
+            ratio(sqlChecks?.ilikeMs, (rare1c ?? rare)?.p50),
+            '>=',
+            20,
+            '×',
+            sqlChecks
+              ? `ILIKE ${fmtInt(sqlChecks.ilikeMs)} ms once; same query with the FTS index ${sqlChecks.ftsMs.toFixed(1)} ms` +
+                  (rare?.p50 ? `; ÷ p50 at ${load.connections} conn.: ${(sqlChecks.ilikeMs / rare.p50).toPrecision(2)}×` : '')
+              : undefined,
+          ),
+        ]
+      },
+      report: async () => ({
+        explain: await explainSearch(sql, workspaceId).catch((err: Error) => ({ searchError: err.message })),
+        data: { rareToken: RARE_TOKEN, commonWord: COMMON_WORD, frequentWord: FREQUENT_WORD, rareTokenMessages: seed.rareTokenMessages, sqlChecks },
+      }),
+    }
+  },
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t0 = performance.now()
+  const value = await fn()
+  return { value, ms: performance.now() - t0 }
+}
+
+/**
+ * The rare-word search done two ways, straight in SQL, each the query shape the search endpoint
+ * needs (matching conversations of the workspace, not deleted, best first, one page): with the
+ * full-text index (tsvector @@ tsquery), and with ILIKE over message bodies (what peers do).
+ */
+async function searchVsIlike(sql: Pool, workspaceId: string) {
+  const fts = () => sql`
+    SELECT m.conversation_id, max(ts_rank(m.search, q)) AS rank
+    FROM messages m
+    CROSS JOIN websearch_to_tsquery('simple', ${RARE_TOKEN}) q
+    JOIN conversations c ON c.id = m.conversation_id AND c.deleted_at IS NULL
+    WHERE m.workspace_id = ${workspaceId} AND m.search @@ q
+    GROUP BY m.conversation_id
+    ORDER BY rank DESC, m.conversation_id DESC
+    LIMIT 21`
+  const ilike = () => sql`
+    SELECT m.conversation_id, max(m.created_at) AS last
+    FROM messages m
+    JOIN conversations c ON c.id = m.conversation_id AND c.deleted_at IS NULL
+    WHERE m.workspace_id = ${workspaceId} AND m.body ILIKE ${'%' + RARE_TOKEN + '%'}
+    GROUP BY m.conversation_id
+    ORDER BY last DESC
+    LIMIT 21`
+  step('timing the rare-word search in SQL: full-text index vs ILIKE (once)')
+  await fts()
+  const f = await timed(fts)
+  const i = await timed(ilike)
+  const freq = async (w: string) =>
+    (
+      await sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM messages WHERE workspace_id = ${workspaceId} AND search @@ to_tsquery('simple', ${w})`
+    )[0].n
+  const [{ total }] = await sql<{ total: number }[]>`SELECT count(*)::int AS total FROM messages WHERE workspace_id = ${workspaceId}`
+  return {
+    ftsMs: f.ms,
+    ilikeMs: i.ms,
+    ftsRows: f.value.length,
+    ilikeRows: i.value.length,
+    messagesInWorkspace: total,
+    rareWordMessages: await freq(RARE_TOKEN),
+    commonWordMessages: await freq(COMMON_WORD),
+    frequentWordMessages: await freq(FREQUENT_WORD),
+  }
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of the rare word's index lookup. */
+async function explainSearch(sql: Pool, workspaceId: string): Promise<Record<string, string>> {
+  const rows = await sql<{ 'QUERY PLAN': string }[]>`
+    EXPLAIN (ANALYZE, BUFFERS)
+    SELECT m.conversation_id, ts_rank(m.search, q) AS r
+    FROM messages m, websearch_to_tsquery('simple', ${RARE_TOKEN}) q
+    WHERE m.workspace_id = ${workspaceId} AND m.search @@ q
+    LIMIT 1000`
+  return { searchRareFts: rows.map((x) => x['QUERY PLAN']).join('\n') }
+}

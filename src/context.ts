@@ -1,0 +1,78 @@
+import type { Redis } from 'ioredis'
+import type { LogFn } from 'pino'
+import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
+import type { MemberDirectory } from './auth/members.js'
+import type { MemberVerifier, VisitorTokens } from './auth/tokens.js'
+import type { Config } from './config.js'
+import type { ProviderBVerifier } from './billing/provider-b.js'
+import type { CursorCodec } from './cursor.js'
+import type { Pool } from './db/client.js'
+import { internalError } from './errors.js'
+import type { EventPublisher } from './events.js'
+import type { Jobs } from './jobs.js'
+import type { Mailer } from './mail.js'
+
+/** A pino logger (the process's, a request's or a job's). */
+export interface Log {
+  trace: LogFn
+  debug: LogFn
+  info: LogFn
+  warn: LogFn
+  error: LogFn
+  fatal: LogFn
+  child(bindings: Record<string, unknown>): Log
+}
+
+/**
+ * The process's infrastructure, built once by createDeps (src/deps.ts): what domain code may use
+ * besides its input. Nothing else reaches domain code (no Fastify instance, no request).
+ */
+export interface Deps {
+  config: Config
+  log: Log
+  sql: Pool
+  redis: Redis
+  events: EventPublisher
+  jobs: Jobs
+  mailer: Mailer
+  memberTokens: MemberVerifier
+  visitorTokens: VisitorTokens
+  memberDirectory: MemberDirectory
+  /** Signs and checks every list's pagination cursors. */
+  cursor: CursorCodec
+  /** Provider B's webhook verification API client (null: not configured). */
+  providerB: ProviderBVerifier | null
+}
+
+/**
+ * The one argument every domain entry point takes first: the process's infrastructure plus who is
+ * calling, and the logger of this request or job. A route passes `request.ctx` (built by
+ * plugins/auth.ts once the caller is authenticated); a job, the benchmark or a test builds one
+ * with contextFor. Domain code never sees a request or the Fastify instance.
+ */
+export interface Ctx extends Deps {
+  readonly caller: Caller
+}
+
+export function contextFor(deps: Deps, caller: Caller, log: Log = deps.log): Ctx {
+  return { ...deps, caller, log }
+}
+
+/** A route declared for members only calls this; anything else is a declaration bug (500). */
+export function memberOf(ctx: Ctx): MemberCaller {
+  if (ctx.caller.kind !== 'member') throw internalError(`a member was expected, not a ${ctx.caller.kind} caller`)
+  return ctx.caller
+}
+
+/** A route declared with `workspace: false` (a member token naming no workspace) calls this. */
+export function userOf(ctx: Ctx): UserCaller {
+  if (ctx.caller.kind !== 'user') throw internalError(`a signed-in user was expected, not a ${ctx.caller.kind} caller`)
+  return ctx.caller
+}
+
+/** The caller's workspace, member or visitor. */
+export function workspaceOf(ctx: Ctx): string {
+  const c = ctx.caller
+  if (c.kind === 'member' || c.kind === 'visitor') return c.workspaceId
+  throw internalError(`a workspace caller was expected, not a ${c.kind} caller`)
+}
