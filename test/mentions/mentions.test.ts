@@ -74,7 +74,7 @@ t.test('list, unread count, read, read-all', async (t) => {
   const seen: string[] = []
   let cursor: string | null = null
   do {
-    const page = (await get(`/mentions?limit=2${cursor ? `&cursor=${cursor}` : ''}`, w.admin.headers)).json()
+    const page: { data: { excerpt: string; id: string }[]; nextCursor: string | null } = (await get(`/mentions?limit=2${cursor ? `&cursor=${cursor}` : ''}`, w.admin.headers)).json()
     seen.push(...page.data.map((x: { excerpt: string }) => x.excerpt))
     ids.push(...page.data.map((x: { id: string }) => x.id))
     cursor = page.nextCursor
