@@ -9,7 +9,8 @@ CREATE TABLE "canned_responses" (
 	"channel_ids" uuid[] DEFAULT '{}'::uuid[] NOT NULL,
 	"usage_count" integer DEFAULT 0 NOT NULL,
 	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"haystack" text GENERATED ALWAYS AS (lower(title || chr(10) || body)) STORED
 );
 --> statement-breakpoint
 CREATE TABLE "mention_counters" (

@@ -28,6 +28,9 @@ const SHORTCUT_TEXT = /^[a-z0-9_-]+$/
 /** Above every shortcut character in byte order: [q, q + '~') is exactly "starts with q". */
 const PREFIX_END = '~'
 
+/** A group's order, exactly as canned_usage_idx stores it (drizzle writes DESC NULLS LAST), so the index can serve it. */
+const GROUP_ORDER = 'usage_count DESC NULLS LAST, created_at DESC NULLS LAST, id DESC NULLS LAST'
+
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, '\\$&')
 
 /** Who may change a response: its owner (personal) or canned:manage (workspace). */
@@ -148,7 +151,8 @@ export async function renderCanned(ctx: Ctx, id: string, input: { conversationId
 /**
  * GET /canned-responses. Without q: by shortcut (then id), a plain keyset over canned_list_idx.
  * With q, the / picker: shortcut prefix matches, then other shortcut substring matches, then title
- * or body substring matches (case-insensitive), each group by usageCount then newest createdAt.
+ * or body substring matches (case-insensitive: `haystack` is title and body lower-cased at write),
+ * each group by usageCount then newest createdAt.
  * Each group is its own branch with its own LIMIT, served by an index: the prefix by a range of
  * canned_list_idx (shortcuts are byte-ordered), substrings of 3+ characters by the trigram GIN
  * indexes, shorter ones by walking canned_usage_idx in the group's order until the page is full.
@@ -200,27 +204,30 @@ export async function listCanned(ctx: Ctx, query: CannedListQueryInput): Promise
   const q = query.q.toLowerCase()
   const shortcutLike = SHORTCUT_TEXT.test(q)
   // Only the branches this page needs are bound: a parameter no statement uses has no type.
-  const groups: ((sub: string) => string)[] = []
+  const groups: ((sub: () => string) => string)[] = []
   if (shortcutLike) {
     const prefix = () => `shortcut >= ${bind(q)} AND shortcut < ${bind(q + PREFIX_END)}`
     groups[0] = () => prefix()
-    groups[1] = (sub) => `shortcut LIKE ${sub} AND NOT (${prefix()})`
-    groups[2] = (sub) => `(title ILIKE ${sub} OR body ILIKE ${sub}) AND shortcut NOT LIKE ${sub}`
+    groups[1] = (sub) => `shortcut LIKE ${sub()} AND NOT (${prefix()})`
+    groups[2] = (sub) => `haystack LIKE ${hay()} AND shortcut NOT LIKE ${sub()}`
   } else {
-    groups[2] = (sub) => `(title ILIKE ${sub} OR body ILIKE ${sub})`
+    groups[2] = () => `haystack LIKE ${hay()}`
   }
   let sub: string | undefined
   const SUB = () => (sub ??= bind(`%${likeEscape(q)}%`))
+  // Lower-cased by PostgreSQL, as the haystack column is; constant-folded, so the planner sees it.
+  let hayPattern: string | undefined
+  const hay = () => (hayPattern ??= `('%' || lower(${bind(likeEscape(query.q!))}) || '%')`)
   const branches: string[] = []
   groups.forEach((cond, group) => {
     if (from && group < from.group) return
-    const where = cond(group === 0 ? '' : SUB())
+    const where = cond(SUB)
     const keyset = from && group === from.group
       ? `AND (usage_count, created_at, id) < (${bind(from.usage)}::int, ${bind(from.createdAt)}::timestamptz, ${bind(from.id)}::uuid)`
       : ''
     branches.push(`(SELECT ${group} AS grp, ${COLUMNS} FROM canned_responses
       WHERE ${common.join(' AND ')} AND ${where} ${keyset}
-      ORDER BY usage_count DESC, created_at DESC, id DESC LIMIT ${LIMIT})`)
+      ORDER BY ${GROUP_ORDER} LIMIT ${LIMIT})`)
   })
   const rows = branches.length
     ? await ctx.sql.unsafe<(CannedRecord & { grp: number })[]>(

@@ -308,7 +308,7 @@ export const transcriptRequests = pgTable(
 /**
  * Saved replies. `channel_ids` limits where the picker offers one (empty: every channel); channels
  * are never deleted, so the ids stay valid without a link table. The trigram indexes on shortcut
- * and on title + body serve the picker's substring matches (migration issue15_agent_tools_sql).
+ * and on haystack serve the picker's rare substring matches (migration issue15_agent_tools_sql).
  */
 export const cannedResponses = pgTable(
   'canned_responses',
@@ -325,6 +325,11 @@ export const cannedResponses = pgTable(
     usageCount: integer('usage_count').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /**
+     * Title and body lower-cased once at write: the picker matches it with LIKE on the lower-cased
+     * query (a byte comparison), several times cheaper per row than ILIKE on the raw text.
+     */
+    haystack: text('haystack').generatedAlwaysAs(sql`lower(title || chr(10) || body)`),
   },
   (t) => [
     // serves: SHORTCUT_TAKEN among the workspace's responses, and the picker's shortcut prefix match

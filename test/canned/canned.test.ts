@@ -114,7 +114,11 @@ t.test('the picker: prefix, then substring, then title/body; each by usage then 
   await mk('shop-ret', 'Shop only', 0, { channelIds: [shopId] })
   await mk('zzz', 'nothing here', 100)
 
-  const q = async (query: string) => (await list(w.agent.headers, query)).json().data.map((r: { shortcut: string }) => r.shortcut)
+  const q = async (query: string) => {
+    const res = await list(w.agent.headers, query)
+    t.equal(res.statusCode, 200, `${query}: ${res.body.slice(0, 200)}`)
+    return res.json().data?.map((r: { shortcut: string }) => r.shortcut)
+  }
   t.same(await q('?q=ret'), ['return', 'ret-new', 'ret-old', 'xret', 'shop-ret', 'hello', 'bye'])
   t.same(await q('?q=RET'), ['return', 'ret-new', 'ret-old', 'xret', 'shop-ret', 'hello', 'bye'], 'case-insensitive')
   t.same(await q(`?q=ret&channelId=${w.channelId}`), ['return', 'ret-new', 'ret-old', 'xret', 'hello', 'bye'], 'limited to another channel: not offered')
