@@ -169,11 +169,12 @@ export async function listCanned(ctx: Ctx, query: CannedListQueryInput): Promise
     values.push(v)
     return `$${values.length}`
   }
+  // Every value bound here is used by the statement: a parameter no statement uses has no type.
   const WS = bind(me.workspaceId)
-  const ME = bind(me.userId)
+  const ME = () => bind(me.userId)
   const common = [
     `workspace_id = ${WS}`,
-    query.scope === 'workspace' ? `scope = 'workspace'` : query.scope === 'personal' ? `scope = 'personal' AND owner_id = ${ME}` : `(scope = 'workspace' OR owner_id = ${ME})`,
+    query.scope === 'workspace' ? `scope = 'workspace'` : query.scope === 'personal' ? `scope = 'personal' AND owner_id = ${ME()}` : `(scope = 'workspace' OR owner_id = ${ME()})`,
     ...(query.channelId ? [`(cardinality(channel_ids) = 0 OR ${bind(query.channelId.toLowerCase())}::uuid = ANY(channel_ids))`] : []),
   ]
   const LIMIT = query.limit + 1

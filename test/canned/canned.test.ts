@@ -34,6 +34,11 @@ t.test('scopes and permissions: any member creates personal ones, canned:manage 
   t.same(ownerList, ['team'])
   t.same((await list(ws.agent.headers, '?scope=personal')).json().data.map((r: { shortcut: string }) => r.shortcut), ['my-hello'])
   t.same((await list(other.owner.headers)).json().data, [], 'another workspace sees nothing')
+  for (const query of ['?scope=workspace', `?scope=workspace&channelId=${ws.channelId}`, `?scope=personal&q=my`, '?scope=workspace&q=te']) {
+    const res = await list(ws.agent.headers, query)
+    t.equal(res.statusCode, 200, query)
+  }
+  t.same((await list(ws.agent.headers, '?scope=workspace')).json().data.map((r: { shortcut: string }) => r.shortcut), ['team'])
 
   const id = personal.json().id
   const byOwner = await app.inject({ method: 'PATCH', url: `/canned-responses/${id}`, headers: ws.owner.headers, payload: { body: 'mine now' } })
