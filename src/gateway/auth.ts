@@ -42,7 +42,7 @@ function expiryOf(token: string): number | undefined {
  */
 export async function authenticate(
   auth: unknown,
-  deps: Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory'>,
+  deps: Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory' | 'channelSessions'>,
   log: Log,
 ): Promise<SocketPrincipal> {
   const payload = (auth && typeof auth === 'object' ? auth : {}) as Record<string, unknown>
@@ -57,7 +57,7 @@ export async function authenticate(
       return { kind: 'member', workspaceId: member.workspaceId, userId: member.userId, expiresAt: expiryOf(token) }
     }
     if (typeof visitorSession === 'string' && visitorSession !== '') {
-      const visitor = verifyVisitorSession(deps, log, visitorSession)
+      const visitor = await verifyVisitorSession(deps, log, visitorSession)
       return { kind: 'visitor', guestId: visitor.guestId, channelId: visitor.channelId, workspaceId: visitor.workspaceId, expiresAt: expiryOf(visitorSession) }
     }
   } catch (err) {

@@ -4,6 +4,7 @@ import { createAdapter } from '@socket.io/redis-adapter'
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import { Server, type Socket } from 'socket.io'
+import { ChannelSessions } from '../auth/channel-sessions.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
 import type { Config } from '../config.js'
@@ -114,7 +115,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     },
     closing: { value: false },
   }
-  io.use(handshake(parts, { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS) }))
+  io.use(handshake(parts, { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) }))
   io.on('connection', (socket: Socket) => onConnection(parts, socket))
 
   const heartbeat = startHeartbeat(parts, heartbeatMs)

@@ -226,22 +226,25 @@ t.test('reconcile waits for writers in flight, and writers wait for a reconcile'
   t.equal((await pending).statusCode, 201)
 })
 
-t.test('reconcile is rate limited per workspace', async (t) => {
-  const { app } = await build(t)
+t.test('reconcile is rate limited per workspace (RECONCILE_PER_MIN) and needs conversations:reconcile', async (t) => {
+  const { app } = await build(t, { env: { RECONCILE_PER_MIN: '4' } })
   const ws = await seedWorkspace(app)
   const ws2 = await seedWorkspace(app, 'Other')
-  const { RECONCILE_PER_MINUTE } = await import('../../plugins/rate-limit.js')
-  const strangers = await Promise.all(Array.from({ length: RECONCILE_PER_MINUTE + 1 }, () =>
-    app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: { ...ws2.agent.headers, 'x-workspace-id': ws.workspaceId } })))
+  const limit = 4
+  const strangers = await Promise.all(Array.from({ length: limit + 1 }, () =>
+    app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: { ...ws2.admin.headers, 'x-workspace-id': ws.workspaceId } })))
   t.ok(strangers.every((r) => r.statusCode === 403), 'non-members are refused and use up nothing')
-  for (let i = 0; i < RECONCILE_PER_MINUTE; i++) {
-    const r = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: (i % 2 ? ws.agent : ws.admin).headers })
+  const agents = await Promise.all(Array.from({ length: limit + 1 }, () =>
+    app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers })))
+  t.ok(agents.every((r) => r.statusCode === 403 && r.json().code === 'FORBIDDEN'), 'an agent may not reconcile, and uses up nothing')
+  for (let i = 0; i < limit; i++) {
+    const r = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: (i % 2 ? ws.owner : ws.admin).headers })
     if (r.statusCode !== 200) t.fail(`call ${i}: ${r.statusCode}`)
   }
   const over = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.owner.headers })
   t.equal(over.statusCode, 429)
   t.equal(over.json().code, 'RATE_LIMITED')
   t.ok(Number(over.headers['retry-after']) > 0)
-  t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws2.agent.headers })).statusCode, 200, 'other workspaces have their own allowance')
+  t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws2.admin.headers })).statusCode, 200, 'other workspaces have their own allowance')
   t.equal((await app.inject({ method: 'GET', url: '/conversations/unread-count', headers: ws.owner.headers })).statusCode, 200, 'unread-count is not limited')
 })
