@@ -1,3 +1,4 @@
+import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
 
@@ -13,7 +14,7 @@ t.test('authentication and permission come before the body and its validation', 
   const conv = (await app.inject({ method: 'POST', url: '/conversations', headers: guest.headers, payload: { channelId: ws.channelId, guestId: guest.guestId } })).json()
   const url = `/conversations/${conv.id}/messages`
 
-  const anonymous: [string, Parameters<typeof app.inject>[0]][] = [
+  const anonymous: [string, InjectOptions][] = [
     ['an unknown field', { method: 'POST', url, payload: { body: 'hi', role: 'owner' } }],
     ['a wrong type', { method: 'POST', url, payload: { body: 12345 } }],
     ['malformed JSON', { method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '{"body": ' }],

@@ -1,5 +1,7 @@
+import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { build, seedWorkspace } from '../helper.js'
+import { connect, refusal, startGateway, testDatabaseAndPrefix } from '../gateway/fixtures.js'
 
 /**
  * API.md section 5: deactivating a channel revokes every visitor session of it, on every route
@@ -25,7 +27,7 @@ t.test('a deactivated channel revokes its visitor sessions everywhere, for good'
   const off = await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.admin.headers, payload: { active: false } })
   t.equal(off.statusCode, 200)
 
-  const attempts: [string, Parameters<typeof app.inject>[0]][] = [
+  const attempts: [string, InjectOptions][] = [
     ['post', { method: 'POST', url: `/conversations/${id}/messages`, headers: guest, payload: { body: 'after' } }],
     ['read', { method: 'GET', url: `/conversations/${id}`, headers: guest }],
     ['read messages', { method: 'GET', url: `/conversations/${id}/messages`, headers: guest }],
@@ -80,4 +82,24 @@ t.test('another replica refuses the session within MEMBER_CACHE_TTL_MS', async (
   const later = await two.app.inject({ method: 'GET', url: history, headers: guest })
   t.equal(later.statusCode, 401, 'within the cache time on the other')
   t.equal(later.json().code, 'SESSION_REVOKED')
+})
+
+t.test('the gateway: a connected visitor is disconnected, a new handshake refused with SESSION_REVOKED', async (t) => {
+  const { databaseUrl, redisPrefix } = await testDatabaseAndPrefix(t)
+  const env = { MEMBER_CACHE_TTL_MS: '200', PRESENCE_TTL_S: '2', PRESENCE_HEARTBEAT_MS: '200' }
+  const [{ app }, gateway] = await Promise.all([
+    build(t, { databaseUrl, env: { REDIS_PREFIX: redisPrefix, ...env } }),
+    startGateway(t, { databaseUrl, redisPrefix, env }),
+  ])
+  const ws = await seedWorkspace(app)
+  const boot = await bootstrap(app, ws.channelId)
+  const auth = { visitorSession: boot.json().visitorSession }
+  const socket = await connect(t, gateway.url, auth)
+  const disconnected = new Promise<string>((resolve) => socket.once('disconnect', (reason) => resolve(String(reason))))
+  t.equal((await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.admin.headers, payload: { active: false } })).statusCode, 200)
+  t.equal(await disconnected, 'io server disconnect', 'the connected socket is disconnected by a heartbeat')
+  await new Promise((r) => setTimeout(r, 250))
+  const err = await refusal(t, gateway.url, auth)
+  t.equal(err.message, 'SESSION_REVOKED')
+  t.equal(err.data?.code, 'SESSION_REVOKED')
 })
