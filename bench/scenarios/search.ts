@@ -4,6 +4,7 @@ import type { Pool } from '../lib/db.js'
 import { fmtInt, step } from '../lib/progress.js'
 import { target } from '../lib/report.js'
 import { COMMON_WORD, FREQUENT_WORD, RARE_TOKEN } from '../lib/words.js'
+import { candidateStatement } from '../../src/search/search.js'
 
 /**
  * GET /conversations/search for a rare, a common and a frequent word (50 connections), and the
@@ -92,12 +93,15 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
  * full-text index (tsvector @@ tsquery), and with ILIKE over message bodies (what peers do).
  */
 async function searchVsIlike(sql: Pool, workspaceId: string) {
+  // The full-text side the way search reads it: candidate chunks (tagged GIN), then the
+  // conversations' messages for the rank.
   const fts = () => sql`
     SELECT m.conversation_id, max(ts_rank(m.search, q)) AS rank
-    FROM messages m
+    FROM search_chunks ch
     CROSS JOIN websearch_to_tsquery('simple', ${RARE_TOKEN}) q
-    JOIN conversations c ON c.id = m.conversation_id AND c.deleted_at IS NULL
-    WHERE m.workspace_id = ${workspaceId} AND m.search @@ q
+    JOIN conversations c ON c.id = ch.conversation_id AND c.deleted_at IS NULL
+    JOIN messages m ON m.conversation_id = ch.conversation_id AND m.search @@ q
+    WHERE ch.workspace_id = ${workspaceId} AND ch.doc @@ search_query(${workspaceId}, ${RARE_TOKEN})
     GROUP BY m.conversation_id
     ORDER BY rank DESC, m.conversation_id DESC
     LIMIT 21`
@@ -131,13 +135,13 @@ async function searchVsIlike(sql: Pool, workspaceId: string) {
   }
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of the rare word's index lookup. */
+/** EXPLAIN (ANALYZE, BUFFERS) of the first candidate window (the statement search runs) for each word. */
 async function explainSearch(sql: Pool, workspaceId: string): Promise<Record<string, string>> {
-  const rows = await sql<{ 'QUERY PLAN': string }[]>`
-    EXPLAIN (ANALYZE, BUFFERS)
-    SELECT m.conversation_id, ts_rank(m.search, q) AS r
-    FROM messages m, websearch_to_tsquery('simple', ${RARE_TOKEN}) q
-    WHERE m.workspace_id = ${workspaceId} AND m.search @@ q
-    LIMIT 1000`
-  return { searchRareFts: rows.map((x) => x['QUERY PLAN']).join('\n') }
+  const out: Record<string, string> = {}
+  for (const [name, word] of [['searchRareCandidates', RARE_TOKEN], ['searchCommonCandidates', COMMON_WORD], ['searchFrequentCandidates', FREQUENT_WORD]] as const) {
+    const { text, values } = candidateStatement(workspaceId, word, null)
+    const rows = await sql.unsafe<{ 'QUERY PLAN': string }[]>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values, { prepare: false })
+    out[name] = rows.map((x) => x['QUERY PLAN']).join('\n')
+  }
+  return out
 }

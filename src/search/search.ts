@@ -42,7 +42,7 @@ interface Keyset {
   id: string
 }
 /** Candidates of a window are the chunks strictly older than this one (null: from the newest). */
-interface WindowStart {
+export interface WindowStart {
   at: string
   id: string
   seq: number
@@ -228,9 +228,19 @@ interface Candidate {
  * common one. Planning this one-table statement costs a fraction of a millisecond.
  */
 async function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
-  const { values, bind } = binder()
-  const WS = bind(s.ws)
-  const tq = `search_query(${WS}, ${bind(s.q)})`
+  const { text, values } = candidateStatement(s.ws, s.q, window)
+  return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
+}
+
+/** The candidate statement itself (exported for bench/search-plan.ts, which EXPLAINs exactly this). */
+export function candidateStatement(ws: string, q: string, window: WindowStart | null): { text: string; values: (string | number)[] } {
+  const values: (string | number)[] = []
+  const bind = (v: string | number): string => {
+    values.push(v)
+    return `$${values.length}`
+  }
+  const WS = bind(ws)
+  const tq = `search_query(${WS}, ${bind(q)})`
   const older = window
     ? `AND (ch.last_message_at, ch.conversation_id, ch.seq) < (${bind(window.at)}::timestamptz, ${bind(window.id)}::uuid, ${bind(window.seq)}::int)`
     : ''
@@ -242,7 +252,7 @@ async function candidateWindow(s: SearchArgs, window: WindowStart | null): Promi
                       WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq})
     ORDER BY ch.last_message_at DESC, ch.conversation_id DESC, ch.seq DESC
     LIMIT ${SEARCH_WINDOW}`
-  return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
+  return { text, values }
 }
 
 /**
