@@ -1,4 +1,5 @@
-import type { Area, AreaScenario } from '../lib/area.js'
+import type { Area, AreaScenario, BenchRun } from '../lib/area.js'
+import { measure, runCannon } from '../lib/load.js'
 import { resultOf, ratio } from '../lib/area.js'
 import type { Pool } from '../lib/db.js'
 import { fmtInt, step } from '../lib/progress.js'
@@ -18,6 +19,11 @@ export const search: Area = {
     { id: 'search-common', about: '`?q=refund` (about 1.7% of messages)' },
     { id: 'search-frequent', about: '`?q=order` (one of the most frequent words, about 5%)' },
     { id: 'search-rare-1c', about: 'the rare-word search from a single connection: its latency without queueing' },
+    {
+      id: 'list-under-search',
+      optIn: true,
+      about: '`GET /conversations` page 1 at 50 connections while another 50 connections search the common word: what searches cost the inbox (the pool isolation)',
+    },
   ],
   async prepare(run, wanted) {
     const { sql, headers, seed, load } = run
@@ -39,6 +45,7 @@ export const search: Area = {
         searchFor('search-common', 'common word', COMMON_WORD),
         searchFor('search-frequent', 'frequent word', FREQUENT_WORD),
         searchFor('search-rare-1c', 'rare word, 1 connection', RARE_TOKEN, { connections: 1, note: 'single client: latency without queueing' }),
+        ...(wanted('list-under-search') ? [listUnderSearch(run, searchFor('x', 'x', COMMON_WORD))] : []),
       ],
       summary: sqlChecks
         ? [
@@ -79,6 +86,31 @@ export const search: Area = {
       }),
     }
   },
+}
+
+/**
+ * The list measured while the common-word search runs beside it with as many connections: the
+ * list's numbers are the row, the search's go in the note.
+ */
+function listUnderSearch(run: BenchRun, searchCommon: AreaScenario): AreaScenario {
+  const list: AreaScenario = {
+    id: 'list-under-search',
+    label: 'GET /conversations page 1, searches beside',
+    kind: 'read',
+    method: 'GET',
+    path: '/conversations',
+    headers: run.headers.largest,
+  }
+  return {
+    ...list,
+    measure: async () => {
+      const { connections, warmup, duration } = run.load
+      const background = runCannon(run.api.url, searchCommon, connections, warmup + duration + 1)
+      const m = await measure(run.api.url, run.api.pid, list, run.load)
+      const s = await background
+      return { ...m, note: `beside: search common word ${Math.round(s.requests.average)} req/s, p50 ${s.latency.p50} ms, p99 ${s.latency.p99} ms` }
+    },
+  }
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
