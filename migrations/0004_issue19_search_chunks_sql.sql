@@ -86,6 +86,12 @@ CREATE FUNCTION search_chunks_add() RETURNS trigger
   $$;
 --> statement-breakpoint
 
+-- Every new message rewrites its chunk, so its lexemes enter GIN's pending list, which each search
+-- reads in full until it is merged: keep it small (256 kB instead of 4 MB) so a search never scans
+-- megabytes of pending entries between two autovacuums; an insert that fills it merges it.
+ALTER INDEX search_chunks_doc_idx SET (gin_pending_list_limit = 256);
+--> statement-breakpoint
+
 CREATE TRIGGER search_chunks_add AFTER INSERT ON messages
   REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION search_chunks_add();
