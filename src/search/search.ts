@@ -101,8 +101,15 @@ export async function searchConversations(ctx: Ctx, args: { q: string; limit: nu
   const rows: Row[] = []
   let next: Position | null = null
 
+  // The first page asks for guests and for the newest candidate window at once (two statements
+  // in flight instead of two round trips one after the other); unused when guests fill the page.
+  let firstWindow: Promise<Candidate[]> | null = null
   if (pos.phase === 'g') {
     const need = args.limit
+    if (!pos.after) {
+      firstWindow = candidateWindow(s, null)
+      firstWindow.catch(() => {})
+    }
     const found = pattern ? await guestPage(s, ctx.config.SEARCH_CANDIDATE_LIMIT, pos.after, need) : []
     rows.push(...found.slice(0, need))
     if (found.length > need) next = { phase: 'g', after: keysetOf(rows[rows.length - 1]) ?? pos.after }
@@ -113,7 +120,7 @@ export async function searchConversations(ctx: Ctx, args: { q: string; limit: nu
     let examined = 0
     for (;;) {
       const need = args.limit - rows.length
-      const candidates = await candidateWindow(s, window)
+      const candidates = await (window === null && firstWindow ? firstWindow : candidateWindow(s, window))
       if (candidates.length === 0) break
       const found = await rankWindow(s, candidates, after, need)
       const taken = found.slice(0, need)
