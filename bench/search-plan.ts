@@ -12,7 +12,7 @@
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
 import { useTextTypes } from '../src/db/client.js'
-import { searchConversations } from '../src/search/search.js'
+import { candidateQuery, searchConversations, WALK_SETTINGS } from '../src/search/search.js'
 import { benchOwner, scriptContext } from './lib/context.js'
 
 const [db, word, which, runsArg] = process.argv.slice(2)
@@ -55,9 +55,14 @@ for (let i = 0; i < runs; i++) {
 }
 const cpuMs = ((ticks() - cpu0) * 10) / runs // USER_HZ = 100
 times.sort((a, b) => a - b)
+const { walk } = await candidateQuery(sql, workspaceId, word, null)
 for (const [kind, c] of Object.entries(captured)) {
-  const plan = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
-  console.log(`-- ${kind}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
+  // The candidate statement runs with the walk's settings when search chose the walk.
+  const plan = await sql.begin(async (tx) => {
+    if (kind === 'candidates' && walk) for (const set of WALK_SETTINGS) await tx.unsafe(set)
+    return tx.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
+  })
+  console.log(`-- ${kind}${kind === 'candidates' && walk ? ' (walk: bitmap and seq scans off)' : ''}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
 }
 console.log(`\n${word} in ${which === 'small' ? 'small' : 'largest'} workspace: whole search from one client, ${times.length} runs: p50 ${times[times.length >> 1]!.toFixed(2)} ms, min ${times[0]!.toFixed(2)} ms; PostgreSQL backend CPU ${cpuMs.toFixed(2)} ms per search`)
 await sql.end()

@@ -235,8 +235,96 @@ interface Candidate {
  * common one. Planning this one-table statement costs a fraction of a millisecond.
  */
 async function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
-  const { text, values } = candidateStatement(s.ws, s.q, window)
-  return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
+  const { text, values, walk } = await candidateQuery(s.sql, s.ws, s.q, window)
+  if (!walk) return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
+  // The walk: without bitmap and sequential scans, the only way left to the ordered window is
+  // search_chunks_recent_idx read backwards, stopping after SEARCH_WINDOW hits. SET LOCAL and
+  // the statement are pipelined in one short transaction.
+  return s.sql.begin(async (tx) => {
+    const [, , found] = await Promise.all([...WALK_SETTINGS.map((set) => tx.unsafe(set)), tx.unsafe<Candidate[]>(text, values, { prepare: false })])
+    return found as Candidate[]
+  })
+}
+
+/** Session settings of the walk (fixed text). */
+export const WALK_SETTINGS = ['SET LOCAL enable_bitmapscan = off', 'SET LOCAL enable_seqscan = off'] as const
+
+/** The candidate statement as search runs it and whether it walks (bench/scenarios/search.ts EXPLAINs it). */
+export async function candidateQuery(sql: Pool, ws: string, q: string, window: WindowStart | null) {
+  const walk = walkPays(await chunkStats(sql), ws, q)
+  return { ...candidateStatement(ws, q, window), walk }
+}
+
+/**
+ * What the planner cannot see: a tagged lexeme already names its workspace, but PostgreSQL
+ * multiplies its frequency by the workspace filter's selectivity as if they were independent,
+ * so a word in 22% of a small tenant's chunks looks rare there and gets a bitmap of all its
+ * matches. We choose instead, from the same column statistics (pg_stats of search_chunks, cached
+ * per pool for STATS_TTL_MS): walk newest-first when the word's matches in the workspace
+ * outnumber the chunks a walk reads for one window (matches² > SEARCH_WINDOW × workspace
+ * chunks), else let the GIN posting list answer. A wrong guess only changes the plan.
+ */
+interface ChunkStats {
+  total: number
+  /** Share of chunks holding each tagged lexeme ("c70ac61b:refund"). */
+  elems: Map<string, number>
+  /** Share of chunks of each workspace; the smallest listed share bounds the unlisted ones. */
+  workspaces: Map<string, number>
+}
+const STATS_TTL_MS = 10 * 60_000
+const statsCache = new WeakMap<Pool, { at: number; stats: Promise<ChunkStats> }>()
+function chunkStats(sql: Pool, now = Date.now()): Promise<ChunkStats> {
+  const cached = statsCache.get(sql)
+  if (cached && now - cached.at < STATS_TTL_MS) return cached.stats
+  const stats = sql<{ kind: string; key: string; freq: number }[]>`
+    SELECT 'total' AS kind, '' AS key, greatest(reltuples, 0)::float8 AS freq FROM pg_class WHERE oid = 'search_chunks'::regclass
+    UNION ALL
+    SELECT 'elem', u.key, u.freq::float8 FROM pg_stats s,
+           unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(key, freq)
+    WHERE s.schemaname = current_schema() AND s.tablename = 'search_chunks' AND s.attname = 'doc' AND u.key IS NOT NULL
+    UNION ALL
+    SELECT 'ws', u.key, u.freq::float8 FROM pg_stats s,
+           unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(key, freq)
+    WHERE s.schemaname = current_schema() AND s.tablename = 'search_chunks' AND s.attname = 'workspace_id'`
+    .then((rows) => {
+      const out: ChunkStats = { total: 0, elems: new Map(), workspaces: new Map() }
+      for (const r of rows) {
+        if (r.kind === 'total') out.total = r.freq
+        else if (r.kind === 'elem') out.elems.set(r.key, r.freq)
+        else out.workspaces.set(r.key, r.freq)
+      }
+      return out
+    })
+    .catch((): ChunkStats => ({ total: 0, elems: new Map(), workspaces: new Map() }))
+  statsCache.set(sql, { at: now, stats })
+  return stats
+}
+
+/** Forget the cached statistics (tests, after ANALYZE). */
+export function resetSearchStats(sql: Pool): void {
+  statsCache.delete(sql)
+}
+
+/** search_tag() of migrations/…_issue19_search_chunks_sql.sql, in JS. */
+const searchTag = (ws: string): string => createHash('md5').update(ws.toLowerCase()).digest('hex').slice(0, 8)
+
+export function walkPays(stats: ChunkStats, ws: string, q: string): boolean {
+  if (stats.total <= 0) return false
+  const tag = searchTag(ws)
+  // Words roughly as websearch_to_tsquery reads them: "-word" excluded, "or" joins (take the
+  // most frequent side), otherwise all words must match (take the least frequent).
+  const tokens = q.toLowerCase().split(/\s+/).filter(Boolean)
+  const or = tokens.includes('or')
+  const shares = tokens
+    .filter((t) => !t.startsWith('-') && t !== 'or')
+    .flatMap((t) => t.split(/[^\p{L}\p{N}]+/u).filter(Boolean))
+    .map((w) => stats.elems.get(`${tag}:${w}`) ?? 0)
+  if (shares.length === 0) return false
+  const share = or ? Math.max(...shares) : Math.min(...shares)
+  const matches = share * stats.total
+  const listed = stats.workspaces.get(ws.toLowerCase())
+  const wsShare = listed ?? (stats.workspaces.size ? Math.min(...stats.workspaces.values()) : 1)
+  return matches * matches > SEARCH_WINDOW * wsShare * stats.total
 }
 
 /** The candidate statement itself (exported for bench/search-plan.ts, which EXPLAINs exactly this). */

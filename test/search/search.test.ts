@@ -1,6 +1,6 @@
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { SEARCH_WINDOW } from '../../src/search/search.js'
+import { candidateQuery, resetSearchStats, SEARCH_WINDOW } from '../../src/search/search.js'
 import { seedConversation, seedManyMessages, seedMessages } from './seed.js'
 
 type Item = { id: string; match: string; guest: { name: string } }
@@ -257,9 +257,16 @@ t.test('search: newest-first windows of candidates, each ranked; pages cross win
   for (const i of before) t.match(i.match, /<mark>hello<\/mark>/)
   t.same((await all('hello', 100)).map((i) => i.id), ids, 'pages of 100 give the same order as pages of 7')
 
-  // Statistics make the word frequent in this workspace: the plan may change, the pages do not.
+  // Statistics make the word frequent in this workspace: search walks newest-first instead of
+  // reading the posting list; the pages do not change.
+  resetSearchStats(app.deps.searchSql)
+  t.notOk((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).walk, 'no statistics: posting list')
   await app.deps.sql`ANALYZE search_chunks`
-  t.same((await all('hello', 7)).map((i) => i.id), ids, 'same pages after ANALYZE')
+  resetSearchStats(app.deps.searchSql)
+  t.ok((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).walk, 'after ANALYZE: the walk')
+  t.notOk((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'number7', null)).walk, 'a rare word: posting list')
+  t.same((await all('hello', 7)).map((i) => i.id), ids, 'same pages on the walk')
+  t.same((await all('hello', 100)).map((i) => i.id), ids)
 
   // A phrase / negation that the chunk documents cannot decide is checked on the messages.
   t.same((await all('"number7"', 100)).map((i) => i.id), [byAge[7]])
