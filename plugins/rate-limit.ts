@@ -52,6 +52,21 @@ export const limits = {
     hook: 'preHandler',
     keyGenerator: (request) => workspaceKey(request),
   }),
+  /**
+   * POST /uploads by a visitor: VISITOR_UPLOADS_PER_HOUR per guest (members are not limited by
+   * it). preHandler: after the access check, so the guest is known and strangers cannot spend a
+   * guest's budget; before the handler reads any byte of the file.
+   */
+  visitorUploads: (config: Config): RateLimitOptions => ({
+    max: config.VISITOR_UPLOADS_PER_HOUR,
+    timeWindow: 3_600_000,
+    hook: 'preHandler',
+    allowList: (request) => request.ctx?.caller?.kind !== 'visitor',
+    keyGenerator: (request) => {
+      const caller = request.ctx?.caller
+      return caller?.kind === 'visitor' ? caller.guestId : request.ip
+    },
+  }),
 }
 
 export const RECONCILE_PER_MINUTE = 30

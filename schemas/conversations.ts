@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { assignmentActions, conversationStatus, senderTypes } from '../src/db/schema.js'
 import { presenceStatuses } from '../src/presence.js'
+import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
 
 /** Request and response shapes of /conversations and /api/public/conversations (src/conversations/). */
@@ -38,6 +39,8 @@ export const Message = Type.Object(
     senderId: Nullable(Type.String()),
     senderName: Type.String(),
     body: Type.String(),
+    /** Its files (API.md section 10), empty when there are none. */
+    attachments: Type.Array(Attachment),
     createdAt: Timestamp,
   },
   { $id: 'Message' },
@@ -125,8 +128,10 @@ export const AssignBody = Type.Object(
 
 export const PostMessageBody = Type.Object(
   {
-    body: Type.String({ minLength: 1, maxLength: 10_000 }),
+    /** May be empty when attachmentIds is not (checked by postMessage). */
+    body: Type.String({ maxLength: 10_000 }),
     clientMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    attachmentIds: Type.Optional(Type.Array(Uuid, { maxItems: 10 })),
   },
   { additionalProperties: false },
 )

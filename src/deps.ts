@@ -10,6 +10,7 @@ import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
 import { queues } from './queues.js'
 import { closeRedis, createRedis, waitReady } from './redis.js'
+import { createStorage } from './storage/storage.js'
 
 export interface Runtime {
   deps: Deps
@@ -50,6 +51,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
+    storage: createStorage(config),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {
@@ -57,6 +59,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     drain: () => jobs.stop(),
     async close() {
       mailer.close()
+      deps.storage.close()
       await closeRedis(redis)
       await sql.end({ timeout: 5 })
     },

@@ -33,6 +33,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     memberDirectory: absent('memberDirectory'),
     cursor: createCursorCodec(config),
     providerB: null,
+    storage: absent('storage'),
   }
   return contextFor(deps, caller)
 }

@@ -1,11 +1,14 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import type { MessageView } from '../../schemas/conversations.js'
-import { invalidCursor } from '../errors.js'
+import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
+import { attachToMessage } from '../attachments/files.js'
+import { badRequest, invalidCursor } from '../errors.js'
 import { rooms } from '../events.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './service.js'
 import type { CounterState } from './counters.js'
+import type { Sql } from '../db/client.js'
 import { toMessageView, type MessageRecord } from './view.js'
 
 const MESSAGE_COLUMNS = `
@@ -28,8 +31,14 @@ export interface PostMessageResult {
  * the agents' seen mark, so messages order by (createdAt, id) in sending order and the unread
  * recount (guest messages after the seen mark) always agrees with unread_count.
  */
-export async function postMessage(ctx: Ctx, id: string, input: { body: string; clientMessageId?: string }): Promise<PostMessageResult> {
+export async function postMessage(
+  ctx: Ctx,
+  id: string,
+  input: { body: string; clientMessageId?: string; attachmentIds?: string[]; private?: boolean },
+): Promise<PostMessageResult> {
   const caller = ctx.caller
+  const fileIds = input.attachmentIds ?? []
+  if (input.body.length === 0 && fileIds.length === 0) throw badRequest("body must not be empty unless attachmentIds names a file")
   const senderType = caller.kind === 'member' ? 'AGENT' : 'GUEST'
   const clientId = input.clientMessageId ?? null
 
@@ -55,14 +64,25 @@ export async function postMessage(ctx: Ctx, id: string, input: { body: string; c
       const [first] = await sql<MessageRecord[]>`
         SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
         WHERE conversation_id = ${row.id} AND sender_type = ${senderType} AND client_message_id = ${clientId}`
-      return { result: { message: toMessageView(first), created: false } }
+      return { result: { message: await withAttachments(sql, first!), created: false } }
     }
+    // The files go with the message or not at all: a bad id rolls the whole send back.
+    const files = await attachToMessage(sql, {
+      ids: fileIds,
+      conversationId: row.id,
+      messageId: inserted.id,
+      uploaderType: senderType,
+      uploaderId: senderId,
+      // A private note's files stay with members (issue 15 adds `private` to messages).
+      private: input.private === true,
+    })
+    const preview = input.body.length > 0 ? input.body : files.map((f) => f.filename).join(', ')
     const guestMessage = senderType === 'GUEST'
     const reopen = guestMessage && row.status !== 'OPEN'
     const [after] = await sql<CounterState[]>`
       UPDATE conversations SET
         last_message_at = ${inserted.createdAt}::timestamptz,
-        last_message_preview = left(${input.body}, ${PREVIEW_LENGTH}),
+        last_message_preview = left(${preview}, ${PREVIEW_LENGTH}),
         unread_count = unread_count + ${guestMessage ? 1 : 0},
         status = CASE WHEN ${reopen} THEN 'OPEN' ELSE status END,
         closed_at = CASE WHEN ${reopen} THEN NULL ELSE closed_at END,
@@ -71,7 +91,8 @@ export async function postMessage(ctx: Ctx, id: string, input: { body: string; c
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
     // The message event tells clients about the new message; conversation:updated only when
     // the conversation's state changed beyond it (a guest message reopening it).
-    return { after, result: { message: toMessageView(inserted), created: true }, publishUpdate: reopen }
+    const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
+    return { after, result: { message, created: true }, publishUpdate: reopen }
   })
 
   const result = out.result!
@@ -112,5 +133,13 @@ export async function listMessages(
   const page = rows.slice(0, query.limit)
   const last = page[page.length - 1]
   const nextCursor = rows.length > query.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
-  return { data: page.map(toMessageView), nextCursor }
+  const files = await attachmentsOfMessages(sql, page.map((m) => m.id))
+  const visible = (m: MessageRecord) => (files.get(m.id) ?? []).map((f) => toAttachmentView(f))
+  return { data: page.map((m) => toMessageView(m, visible(m))), nextCursor }
+}
+
+/** One message with its files (a retried send answers the first message as it was). */
+async function withAttachments(sql: Sql, m: MessageRecord): Promise<MessageView> {
+  const files = await attachmentsOfMessages(sql, [m.id])
+  return toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))
 }

@@ -143,7 +143,12 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
 
 /** DELETE /conversations/:id: soft delete; leaves every list and count. */
 export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
-  await mutateConversation(ctx, id, async (sql) => ({ after: await update(sql, id, sql`deleted_at = clock_timestamp()`) }))
+  await mutateConversation(ctx, id, async (sql) => {
+    const after = await update(sql, id, sql`deleted_at = clock_timestamp()`)
+    // Its files are 404 at once (media checks deleted_at); the cleanup job removes their bytes.
+    await sql`UPDATE attachments SET purge_at = clock_timestamp() WHERE conversation_id = ${id} AND purge_at IS NULL`
+    return { after }
+  })
 }
 
 /** PATCH /:id/assign-agent: race-safe (row lock), idempotent for the current agent. */
