@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { SignJWT } from 'jose'
 import { v7 as uuidv7 } from 'uuid'
@@ -25,6 +27,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     VISITOR_SESSION_SECRET: TEST_VISITOR_SECRET,
     MIGRATE_ON_START: 'false',
     DATABASE_POOL_MAX: '5',
+    // Attachments land in a temporary directory, never in the checkout (keys are unique per file).
+    STORAGE_DIR: join(tmpdir(), 'parley-test-files'),
     ...overrides,
   }
 }
