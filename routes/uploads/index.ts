@@ -41,8 +41,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       if (!request.isMultipart()) throw unsupportedMediaType('Content-Type must be multipart/form-data')
       // The conversation first, so access is checked before any byte of the file is read.
       const parts = request.parts()
-      const first = await parts.next()
-      const second = first.done || first.value.type !== 'field' || first.value.fieldname !== 'conversationId' ? null : await parts.next()
+      const next = () => parts.next().catch((err: { statusCode?: number }) => {
+        // The parser's own limit errors carry a 4xx; anything else is a malformed form (cut short, bad boundary).
+        throw err.statusCode && err.statusCode < 500 ? err : malformedUpload('the body is not a complete multipart/form-data form')
+      })
+      const first = await next()
+      const second = first.done || first.value.type !== 'field' || first.value.fieldname !== 'conversationId' ? null : await next()
       if (!second || second.done || second.value.type !== 'file' || second.value.fieldname !== 'file') {
         if (second && !second.done && second.value.type === 'file') second.value.file.resume()
         if (!first.done && first.value.type === 'file') first.value.file.resume()

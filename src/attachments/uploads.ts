@@ -4,7 +4,7 @@ import { v7 as uuidv7 } from 'uuid'
 import type { AttachmentView } from '../../schemas/attachments.js'
 import type { Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
-import { AppError, internalError, storageUnavailable } from '../errors.js'
+import { AppError, internalError, malformedUpload, storageUnavailable } from '../errors.js'
 import { IMAGE_TYPES, UploadInspector } from './detect.js'
 import { sanitiseFilename } from './names.js'
 import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from './view.js'
@@ -68,7 +68,8 @@ export async function createUpload(ctx: Ctx, input: UploadInput): Promise<Attach
     input.stream.resume()
     await ctx.storage.delete(key).catch(() => {})
     if (sourceError instanceof AppError) throw sourceError
-    if (sourceError) throw sourceError
+    // The client's stream failed (gone, or the form cut short): its fault, nothing was kept.
+    if (sourceError) throw malformedUpload('The upload ended before the file was complete')
     ctx.log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'upload not stored: storage unavailable')
     throw storageUnavailable()
   }

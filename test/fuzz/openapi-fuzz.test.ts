@@ -344,12 +344,16 @@ function multipartBody(world: World, ids: string[]): fc.Arbitrary<NonNullable<Ca
   const boundary = 'fuzzBoundary7MA4YWxkTrZu0gW'
   const field = fc.record({
     name: fc.oneof({ weight: 4, arbitrary: fc.constant('conversationId') }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom('file', 'extra', '__proto__', ''), hostileString) }),
-    value: fc.oneof(fc.constantFrom(...world.conversations, ...ids, ...world.otherIds), hostileString),
+    value: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...world.conversations) },
+      { weight: 1, arbitrary: fc.constantFrom(...ids, ...world.otherIds) },
+      { weight: 1, arbitrary: hostileString },
+    ),
   })
   const file = fc.record({
     name: fc.oneof({ weight: 4, arbitrary: fc.constant('file') }, { weight: 1, arbitrary: hostileString }),
     filename: fc.oneof(fc.constantFrom('a.png', '../../etc/passwd', 'x\u202egnp.exe', 'é'.repeat(300), ''), hostileString),
-    type: fc.constantFrom('image/png', 'image/jpeg', 'application/pdf', 'text/plain', 'image/svg+xml', 'application/octet-stream', '', 'x'.repeat(500)),
+    type: fc.constantFrom('application/octet-stream', 'image/png', 'image/jpeg', 'application/pdf', 'text/plain', 'image/svg+xml', 'application/octet-stream', '', 'x'.repeat(500)),
     data: fc.constantFrom(...FILE_BYTES),
   })
   const part = fc.oneof(field.map((f) => ({ kind: 'field' as const, ...f })), file.map((f) => ({ kind: 'file' as const, ...f })))
