@@ -15,7 +15,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // Our own counter refuses a file past the caller's limit with 413; this is a backstop.
     throwFileSizeLimit: false,
     // Larger buffers between the socket, the parser and the file: fewer pauses per MiB.
-    fileHwm: 1024 * 1024,
+    fileHwm: 256 * 1024,
     limits: {
       fileSize: Math.max(app.config.UPLOAD_MAX_BYTES, app.config.UPLOAD_MAX_BYTES_VISITOR) + 1,
       files: 1,

@@ -23,7 +23,7 @@ export async function cleanupAttachments(ctx: Ctx): Promise<{ pending: number; p
   const ttl = ctx.config.UPLOAD_PENDING_TTL_S
   const pending = await sweep(ctx, (sql) => sql<Doomed[]>`
     SELECT id, storage_key AS "storageKey", thumb_key AS "thumbKey" FROM attachments
-    WHERE message_id IS NULL AND created_at < clock_timestamp() - make_interval(secs => ${ttl})
+    WHERE message_id IS NULL AND created_at < now() - make_interval(secs => ${ttl})
     ORDER BY created_at LIMIT ${CLEANUP_BATCH} FOR UPDATE SKIP LOCKED`)
   const purged = await sweep(ctx, (sql) => sql<Doomed[]>`
     SELECT id, storage_key AS "storageKey", thumb_key AS "thumbKey" FROM attachments

@@ -83,7 +83,7 @@ export class UploadInspector extends Transform {
     private readonly filename: string,
     private readonly declared: string,
   ) {
-    super({ highWaterMark: 1024 * 1024 })
+    super({ highWaterMark: 256 * 1024 })
   }
 
   private digest: string | null = null

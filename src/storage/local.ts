@@ -27,7 +27,7 @@ export function createLocalStorage(dir: string): ObjectStorage {
       await mkdir(dirname(target), { recursive: true })
       const part = `${target}.part-${randomBytes(6).toString('hex')}`
       try {
-        await pipeline(body, createWriteStream(part, { flags: 'wx', highWaterMark: 1024 * 1024 }))
+        await pipeline(body, createWriteStream(part, { flags: 'wx', highWaterMark: 256 * 1024 }))
         await rename(part, target)
       } catch (err) {
         await rm(part, { force: true }).catch(() => {})
