@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdir, rename, rm, stat } from 'node:fs/promises'
+import { once } from 'node:events'
 import { dirname, join, resolve } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -35,14 +36,15 @@ export function createLocalStorage(dir: string): ObjectStorage {
       }
     },
     async get(key, range?: ByteRange) {
-      const path = pathOf(key)
+      // Opened before it is returned: a missing file is null, not a stream that fails later.
+      const stream = createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {})
       try {
-        await stat(path)
+        await once(stream, 'open')
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
         throw err
       }
-      return createReadStream(path, range ? { start: range.start, end: range.end } : {}) as Readable
+      return stream as Readable
     },
     async delete(key) {
       await rm(pathOf(key), { force: true })
