@@ -122,28 +122,18 @@ export const attachments: Area = {
     }
     if (media && wanted('ceiling-media-fs')) {
       const file = join(run.storageDir, run.seed.largest.id, media.id)
-      scenarios.push({
-        id: 'ceiling-media-fs',
-        label: 'ceiling: bare Fastify, fs.createReadStream of the 200 KB file',
+      const ceiling = (id: string, label: string, after?: string) => ({
+        id,
+        label,
         kind: 'ceiling' as const,
         method: 'GET' as const,
         path: '/file',
-        measure: async () => {
-          const port = await freePort()
-          const child = await startChild({
-            name: 'ceiling file',
-            args: ['--import', 'tsx', join(BENCH_DIR, 'ceiling-server.ts'), 'file'],
-            env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), FILE_PATH: file, FILE_TYPE: 'image/png' },
-            port,
-            readyPath: '/ready',
-          })
-          try {
-            return await measure(child.url, child.pid, { id: 'ceiling-media-fs', label: 'ceiling: bare Fastify, fs.createReadStream of the 200 KB file', kind: 'ceiling', method: 'GET', path: '/file' }, run.load)
-          } finally {
-            await child.stop()
-          }
-        },
+        after,
+        measure: () => measureFileCeiling(run, file, id, label),
       })
+      scenarios.push(ceiling('ceiling-media-fs', 'ceiling: bare Fastify, fs.createReadStream of the 200 KB file'))
+      // Once more after media-200kb: a disturbed run only lowers a ceiling; the target takes the higher.
+      if (wanted('media-200kb')) scenarios.push(ceiling('ceiling-media-fs-again', 'ceiling: bare Fastify, fs.createReadStream (again)', 'media-200kb'))
     }
     if (media && wanted('media-200kb')) {
       scenarios.push({ id: 'media-200kb', label: `GET /media/:id (${Math.round(image.length / 1000)} KB PNG)`, kind: 'read' as const, method: 'GET' as const, path: `/media/${media.id}`, headers })
@@ -154,10 +144,34 @@ export const attachments: Area = {
       targets: (results) => [
         target('upload 10 MiB MB/s ÷ raw write MB/s', ratio(speeds.upload, speeds.raw), '>=', 0.5, '', speeds.raw ? `${speeds.upload?.toFixed(0)} / ${speeds.raw.toFixed(0)} MB/s` : undefined),
         target(`API peak RSS during ${CONCURRENT} concurrent 10 MiB uploads`, speeds.rss, '<', 300, ' MiB'),
-        target('GET /media/:id req/s ÷ bare fs.createReadStream route', ratio(resultOf(results, 'media-200kb')?.rps, resultOf(results, 'ceiling-media-fs')?.rps), '>=', 0.6),
+        target(
+          'GET /media/:id req/s ÷ bare fs.createReadStream route',
+          ratio(resultOf(results, 'media-200kb')?.rps, Math.max(resultOf(results, 'ceiling-media-fs')?.rps ?? 0, resultOf(results, 'ceiling-media-fs-again')?.rps ?? 0) || undefined),
+          '>=',
+          0.6,
+          '',
+          'divided by the higher of the two ceiling runs',
+        ),
       ],
     }
   },
+}
+
+/** Starts the file ceiling server (bench/ceiling-server.ts file), measures it, stops it. */
+async function measureFileCeiling(run: BenchRun, file: string, id: string, label: string): Promise<Measurement> {
+  const port = await freePort()
+  const child = await startChild({
+    name: 'ceiling file',
+    args: ['--import', 'tsx', join(BENCH_DIR, 'ceiling-server.ts'), 'file'],
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), FILE_PATH: file, FILE_TYPE: 'image/png' },
+    port,
+    readyPath: '/ready',
+  })
+  try {
+    return await measure(child.url, child.pid, { id, label, kind: 'ceiling', method: 'GET', path: '/file' }, run.load)
+  } finally {
+    await child.stop()
+  }
 }
 
 /** One upload as a client sends it: multipart, conversationId first, the file streamed from memory. */
