@@ -1,19 +1,16 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import type { MessageView } from '../../schemas/conversations.js'
-import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
 import { attachToMessage } from '../attachments/files.js'
+import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
+import type { Sql } from '../db/client.js'
 import { badRequest, invalidCursor } from '../errors.js'
-import { rooms } from '../events.js'
+import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './service.js'
 import type { CounterState } from './counters.js'
-import type { Sql } from '../db/client.js'
-import { toMessageView, type MessageRecord } from './view.js'
-
-const MESSAGE_COLUMNS = `
-  id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
-  sender_name AS "senderName", body, created_at AS "createdAt"`
+import { MESSAGE_COLUMNS, toMessageView, type MessageRecord } from './view.js'
+import { audienceOf, messageRooms, visibleMessages } from './visibility.js'
 
 export const PREVIEW_LENGTH = 140
 
@@ -23,6 +20,15 @@ export interface PostMessageResult {
   created: boolean
 }
 
+export interface PostMessageInput {
+  body: string
+  clientMessageId?: string
+  private?: boolean
+  mentions?: string[]
+  /** Pending uploads of this conversation by this sender (API.md section 10). */
+  attachmentIds?: string[]
+}
+
 /**
  * POST /conversations/:id/messages. Under the conversation's row lock: insert (a retried
  * clientMessageId hits the unique index and returns the first message, changing nothing), move
@@ -30,17 +36,23 @@ export interface PostMessageResult {
  * conversation. The message time is taken under the lock and kept after the previous message and
  * the agents' seen mark, so messages order by (createdAt, id) in sending order and the unread
  * recount (guest messages after the seen mark) always agrees with unread_count.
+ *
+ * A private note (members only) changes nothing of the conversation (no lastMessageAt, preview,
+ * updatedAt or counter: nothing a visitor could notice), goes to the members' room only, and
+ * writes its mentions in the same transaction.
  */
-export async function postMessage(
-  ctx: Ctx,
-  id: string,
-  input: { body: string; clientMessageId?: string; attachmentIds?: string[]; private?: boolean },
-): Promise<PostMessageResult> {
+export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput): Promise<PostMessageResult> {
   const caller = ctx.caller
+  if (caller.kind !== 'member' && (input.private !== undefined || input.mentions !== undefined)) {
+    throw badRequest('private and mentions are for members only')
+  }
+  const note = input.private === true
+  if (input.mentions !== undefined && !note) throw badRequest('mentions are only allowed with private: true')
   const fileIds = input.attachmentIds ?? []
-  if (input.body.length === 0 && fileIds.length === 0) throw badRequest("body must not be empty unless attachmentIds names a file")
+  if (input.body.length === 0 && fileIds.length === 0) throw badRequest('body must not be empty unless attachmentIds names a file')
   const senderType = caller.kind === 'member' ? 'AGENT' : 'GUEST'
   const clientId = input.clientMessageId ?? null
+  let mentioned: NewMentions | null = null
 
   const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
     let senderId: string
@@ -54,8 +66,8 @@ export async function postMessage(
       senderName = guest?.name ?? 'Visitor'
     }
     const [inserted] = await sql<MessageRecord[]>`
-      INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, client_message_id, created_at)
-      VALUES (${uuidv7()}, ${row.workspaceId}, ${row.id}, ${senderType}, ${senderId}, ${senderName}, ${input.body}, ${clientId},
+      INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, client_message_id, private, created_at)
+      VALUES (${uuidv7()}, ${row.workspaceId}, ${row.id}, ${senderType}, ${senderId}, ${senderName}, ${input.body}, ${clientId}, ${note},
               GREATEST(clock_timestamp(), ${row.lastMessageAt}::timestamptz + interval '1 microsecond',
                        COALESCE(${row.agentLastSeenAt}::timestamptz + interval '1 microsecond', '-infinity')))
       ON CONFLICT (conversation_id, sender_type, client_message_id) WHERE client_message_id IS NOT NULL DO NOTHING
@@ -66,16 +78,22 @@ export async function postMessage(
         WHERE conversation_id = ${row.id} AND sender_type = ${senderType} AND client_message_id = ${clientId}`
       return { result: { message: await withAttachments(sql, first!), created: false } }
     }
-    // The files go with the message or not at all: a bad id rolls the whole send back.
+    // The files go with the message or not at all: a bad id rolls the whole send back. A private
+    // note's files are private too: members only (media, files tab).
     const files = await attachToMessage(sql, {
       ids: fileIds,
       conversationId: row.id,
       messageId: inserted.id,
       uploaderType: senderType,
       uploaderId: senderId,
-      // A private note's files stay with members (issue 15 adds `private` to messages).
-      private: input.private === true,
+      private: note,
     })
+    const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
+    if (note) {
+      const m = { workspaceId: row.workspaceId, conversationId: row.id, messageId: inserted.id, body: input.body, createdAt: inserted.createdAt }
+      mentioned = await addMentions(ctx, sql, m, input.mentions ?? [])
+      return { result: { message, created: true } }
+    }
     const preview = input.body.length > 0 ? input.body : files.map((f) => f.filename).join(', ')
     const guestMessage = senderType === 'GUEST'
     const reopen = guestMessage && row.status !== 'OPEN'
@@ -91,17 +109,14 @@ export async function postMessage(
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
     // The message event tells clients about the new message; conversation:updated only when
     // the conversation's state changed beyond it (a guest message reopening it).
-    const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
     return { after, result: { message, created: true }, publishUpdate: reopen }
   })
 
   const result = out.result!
   if (result.created) {
     const conv = out.conversation
-    ctx.events.publish([rooms.workspace(conv.workspaceId), rooms.guest(conv.guestId)], 'message:new', {
-      conversationId: conv.id,
-      message: result.message,
-    })
+    ctx.events.publish(messageRooms(conv, result.message), 'message:new', { conversationId: conv.id, message: result.message })
+    if (mentioned) publishMentions(ctx, mentioned)
   }
   return result
 }
@@ -126,7 +141,7 @@ export async function listMessages(
   const { sql } = ctx
   const rows = await sql<MessageRecord[]>`
     SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
-    WHERE conversation_id = ${conv.id}
+    WHERE conversation_id = ${conv.id} ${visibleMessages(sql, audienceOf(ctx.caller))}
       ${after ? sql`AND (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
     ORDER BY created_at, id
     LIMIT ${query.limit + 1}`
@@ -134,8 +149,7 @@ export async function listMessages(
   const last = page[page.length - 1]
   const nextCursor = rows.length > query.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
   const files = await attachmentsOfMessages(sql, page.map((m) => m.id))
-  const visible = (m: MessageRecord) => (files.get(m.id) ?? []).map((f) => toAttachmentView(f))
-  return { data: page.map((m) => toMessageView(m, visible(m))), nextCursor }
+  return { data: page.map((m) => toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))), nextCursor }
 }
 
 /** One message with its files (a retried send answers the first message as it was). */
