@@ -107,9 +107,11 @@ function redisStore(redis: Redis, prefix: string) {
 
 export default fp(
   async (app) => {
+    const shared = app.deps.shared
     await app.register(rateLimit, {
       global: false,
-      store: redisStore(app.deps.redis, `${app.config.REDIS_PREFIX}rl:`),
+      // Single-process mode (src/mode.ts): the library's in-memory store, reset on restart.
+      ...(shared.kind === 'redis' ? { store: redisStore(shared.redis, `${app.config.REDIS_PREFIX}rl:`) } : {}),
       skipOnError: true,
       errorResponseBuilder: (_req, limit) => rateLimited(Math.ceil(limit.ttl / 1000)),
     })

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis'
 import type { LogFn } from 'pino'
 import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
 import type { MemberDirectory } from './auth/members.js'
@@ -11,6 +10,8 @@ import { internalError } from './errors.js'
 import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
 import type { Mailer } from './mail.js'
+import type { SharedState } from './mode.js'
+import type { PresenceReader } from './presence.js'
 
 /** A pino logger (the process's, a request's or a job's). */
 export interface Log {
@@ -31,8 +32,14 @@ export interface Deps {
   config: Config
   log: Log
   sql: Pool
-  redis: Redis
+  /**
+   * What processes share, Redis or this process's memory (src/mode.ts). Infrastructure only
+   * (health, rate-limit store, the attached gateway); domain code uses `events` and `presence`.
+   */
+  shared: SharedState
   events: EventPublisher
+  /** Members' presence (available agents): Redis, or the attached gateway's in-process store. */
+  presence: PresenceReader
   jobs: Jobs
   mailer: Mailer
   memberTokens: MemberVerifier
