@@ -197,7 +197,8 @@ t.test('data survives restarts; a SIGKILLed start leaves a server the next start
 
 t.test('production names its servers: both embedded forms are refused with one line, and so is npm run token', async (t) => {
   const secrets = { AUTH_JWT_SECRET: 'x'.repeat(32), VISITOR_SESSION_SECRET: 'y'.repeat(32) }
-  for (const env of [{}, { DATABASE_URL: 'postgres://127.0.0.1:1/x' }, { REDIS_URL: 'redis://127.0.0.1:1' }, { DATABASE_URL: 'embedded:', REDIS_URL: 'memory:' }]) {
+  const forms: Record<string, string>[] = [{}, { DATABASE_URL: 'postgres://127.0.0.1:1/x' }, { REDIS_URL: 'redis://127.0.0.1:1' }, { DATABASE_URL: 'embedded:', REDIS_URL: 'memory:' }]
+  for (const env of forms) {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/server.ts')], {
       cwd: dir,
       env: cleanEnv({ NODE_ENV: 'production', ...secrets, ...env }),
