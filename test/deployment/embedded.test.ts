@@ -170,9 +170,10 @@ t.test('npm start with nothing configured: the core flows on an embedded Postgre
   t.equal(limited.body.code, 'RATE_LIMITED')
   t.ok(Number(limited.headers.get('retry-after')) > 0)
 
-  // SIGTERM: the socket is let go, the server exits 0 and stops its database.
-  socket.close()
+  // SIGTERM with the socket still open: it is disconnected, the server exits 0 and stops its database.
+  const dropped = new Promise<string>((resolve) => socket.once('disconnect', resolve))
   api.child.kill('SIGTERM')
+  t.equal(await dropped, 'io server disconnect', 'the server let the socket go')
   t.equal(await api.exited, 0, 'exits 0')
   t.ok(serverGone(), 'the embedded PostgreSQL stopped with it')
 })
@@ -224,4 +225,12 @@ t.test('production names its servers: both embedded forms are refused with one l
   })
   t.equal(noSecret.status, 1)
   t.match(noSecret.stderr.trim(), /^Invalid configuration: .*VISITOR_SESSION_SECRET/)
+})
+
+t.test('npm run gateway without Redis: refused with one line pointing at npm start', async (t) => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/gateway/server.ts')], { cwd: dir, env: cleanEnv({ GATEWAY_PORT: '0' }), encoding: 'utf8', timeout: 30_000 })
+  t.equal(r.status, 1)
+  const lines = r.stderr.trim().split('\n')
+  t.equal(lines.length, 1, 'one line')
+  t.match(lines[0], /npm run gateway needs REDIS_URL and DATABASE_URL.*npm start serves the gateway/)
 })
