@@ -13,6 +13,8 @@ import { freePort, waitFor } from '../support/processes.js'
 // PORT and HOST are set, to a free port on 127.0.0.1. Nothing here uses the machine's
 // PostgreSQL or Redis: the embedded PostgreSQL picks a free port of its own.
 const root = new URL('../..', import.meta.url).pathname
+// Several server starts (tsx compiles at each) on a shared 2-core machine: more than the default 120 s.
+t.setTimeout(360_000)
 const dir = mkdtempSync(join(tmpdir(), 'parley-embedded-'))
 chmodSync(dir, 0o755) // as root, the postgres OS user runs the embedded server: it must reach .parley/pg
 symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules')) // what `--import tsx` resolves from the working directory
