@@ -1,3 +1,4 @@
+import { ChannelSessions } from './auth/channel-sessions.js'
 import { MemberDirectory } from './auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
@@ -50,6 +51,8 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     memberTokens: createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
+    channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS),
+    rateWindows: shared.rateWindows,
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
   }

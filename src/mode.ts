@@ -7,6 +7,7 @@ import { createLocalPublisher, createPublisher, type EventPublisher, type LocalP
 import { MemoryPresenceStore } from './gateway/memory-presence.js'
 import { presenceTimings } from './gateway/index.js'
 import { redisPresenceReader, type PresenceReader } from './presence.js'
+import { createRateWindows, type RateWindows } from './rate-windows.js'
 import { closeRedis, createRedis, waitReady } from './redis.js'
 
 /**
@@ -41,6 +42,8 @@ export interface RedisState {
   redis: Redis
   events: EventPublisher
   presence: PresenceReader
+  /** Counted in Redis, in this process while Redis fails (src/rate-windows.ts). */
+  rateWindows: RateWindows
   close(): Promise<void>
 }
 
@@ -50,6 +53,8 @@ export interface InProcessState {
   events: LocalPublisher
   /** Written by the attached gateway, read by the API. */
   presence: MemoryPresenceStore
+  /** Counted in this process's memory: reset on restart. */
+  rateWindows: RateWindows
   close(): Promise<void>
 }
 
@@ -61,6 +66,7 @@ export async function createSharedState(config: Config, log: Log): Promise<Share
       kind: 'in-process',
       events: createLocalPublisher(log),
       presence: new MemoryPresenceStore({ gatewayId: randomUUID(), entryTtlMs: presenceTimings(config).entryTtlMs }),
+      rateWindows: createRateWindows(config, null, log),
       close: async () => {},
     }
   }
@@ -76,6 +82,7 @@ export async function createSharedState(config: Config, log: Log): Promise<Share
     redis,
     events: createPublisher(redis, config.REDIS_PREFIX, log),
     presence: redisPresenceReader(redis, config.REDIS_PREFIX),
+    rateWindows: createRateWindows(config, redis, log),
     close: () => closeRedis(redis),
   }
 }
