@@ -3,6 +3,7 @@ import type { Ctx } from '../context.js'
 import type { MessageView } from '../../schemas/conversations.js'
 import { invalidCursor } from '../errors.js'
 import { rooms } from '../events.js'
+import { recordMessage, recordReopened } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './service.js'
 import type { CounterState } from './counters.js'
@@ -59,6 +60,10 @@ export async function postMessage(ctx: Ctx, id: string, input: { body: string; c
     }
     const guestMessage = senderType === 'GUEST'
     const reopen = guestMessage && row.status !== 'OPEN'
+    // A guest message on a resolved conversation reopens it at the message's moment; the message
+    // then belongs to the new open period.
+    const facts = reopen ? await recordReopened(sql, row, inserted.createdAt) : row
+    await recordMessage(sql, facts, { senderType, senderId, at: inserted.createdAt, private: false })
     const [after] = await sql<CounterState[]>`
       UPDATE conversations SET
         last_message_at = ${inserted.createdAt}::timestamptz,

@@ -1,0 +1,91 @@
+-- Analytics (issue 16): what drizzle cannot express. docs/analytics.md explains the model.
+
+-- The histogram bucket of a duration in seconds: 0 holds [0, 1 s), bucket k >= 1 holds
+-- [1.05^(k-1), 1.05^k) seconds, the last one everything beyond (about 1.3 years). The same
+-- constants are in src/analytics/histogram.ts.
+CREATE OR REPLACE FUNCTION metric_bucket(v double precision) RETURNS smallint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN v IS NULL THEN -1
+              WHEN v < 1 THEN 0
+              ELSE least(359, 1 + floor(ln(v) / ln(1.05)))::smallint END
+$$;
+--> statement-breakpoint
+
+-- The kinds that carry a duration and so a histogram.
+CREATE OR REPLACE FUNCTION metric_has_histogram(kind text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT kind IN ('first_response', 'conversation_resolved')
+$$;
+--> statement-breakpoint
+
+-- Rebuilds every rollup row from metric_events (slot 0), set-based: used after a bulk load (the
+-- benchmark's seed, the backfill below) and by tests to check the rollups the transactions keep.
+CREATE OR REPLACE FUNCTION metric_rebuild_rollups() RETURNS void
+LANGUAGE sql AS $$
+  DELETE FROM metric_rollups;
+  INSERT INTO metric_rollups (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot, n, total)
+  SELECT e.workspace_id, d.dim, g.grain, date_trunc(g.unit, e.occurred_at, 'UTC'), d.channel_id, d.agent_id, e.kind,
+         CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END, 0,
+         count(*), COALESCE(sum(e.value), 0)
+  FROM metric_events e
+  CROSS JOIN (VALUES ('h', 'hour'), ('d', 'day'), ('m', 'month')) g(grain, unit)
+  CROSS JOIN LATERAL (VALUES (0::smallint, '00000000-0000-0000-0000-000000000000'::uuid, ''::text),
+                             (1::smallint, e.channel_id, ''::text),
+                             (2::smallint, '00000000-0000-0000-0000-000000000000'::uuid, e.agent_id),
+                             (3::smallint, e.channel_id, e.agent_id)) d(dim, channel_id, agent_id)
+  WHERE d.agent_id IS NOT NULL
+  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+$$;
+--> statement-breakpoint
+
+-- Events for conversations that have none (rows written before analytics existed, bulk loads),
+-- derived from the stored messages: the creation, every public message, the first public agent
+-- message as the first response, and a resolved conversation's close. Reopens are not stored
+-- anywhere before this table, so old conversations count as one open period; messages received
+-- are attributed to the current assignee. Then the analytics columns of the conversation.
+CREATE OR REPLACE FUNCTION metric_backfill() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  DROP TABLE IF EXISTS metric_backfill_conv, metric_backfill_msg;
+  CREATE TEMP TABLE metric_backfill_conv ON COMMIT DROP AS
+    SELECT c.id, c.workspace_id, c.channel_id, c.assigned_agent_id, c.status, c.created_at, c.closed_at
+    FROM conversations c
+    WHERE c.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM metric_events e WHERE e.conversation_id = c.id);
+  CREATE TEMP TABLE metric_backfill_msg ON COMMIT DROP AS
+    SELECT m.conversation_id, m.sender_type, m.sender_id, m.created_at,
+           row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.created_at, m.id)::int AS seq
+    FROM messages m JOIN metric_backfill_conv c ON c.id = m.conversation_id
+    WHERE m.sender_type IN ('GUEST', 'AGENT');
+  INSERT INTO metric_events (workspace_id, conversation_id, kind, seq, channel_id, agent_id, value, occurred_at)
+  SELECT workspace_id, id, 'conversation_created', 0, channel_id, NULL::text, NULL::float8, created_at FROM metric_backfill_conv
+  UNION ALL
+  SELECT c.workspace_id, c.id, CASE WHEN m.sender_type = 'GUEST' THEN 'message_received' ELSE 'message_sent' END, m.seq,
+         c.channel_id, CASE WHEN m.sender_type = 'GUEST' THEN c.assigned_agent_id ELSE m.sender_id END, NULL::float8, m.created_at
+  FROM metric_backfill_msg m JOIN metric_backfill_conv c ON c.id = m.conversation_id
+  UNION ALL
+  (SELECT DISTINCT ON (c.id) c.workspace_id, c.id, 'first_response', 0, c.channel_id, m.sender_id,
+          extract(epoch FROM m.created_at - c.created_at)::float8, m.created_at
+   FROM metric_backfill_msg m JOIN metric_backfill_conv c ON c.id = m.conversation_id
+   WHERE m.sender_type = 'AGENT'
+   ORDER BY c.id, m.seq)
+  UNION ALL
+  SELECT workspace_id, id, 'conversation_resolved', 0, channel_id, assigned_agent_id,
+         extract(epoch FROM closed_at - created_at)::float8, closed_at
+  FROM metric_backfill_conv WHERE status IN ('RESOLVED', 'CLOSED') AND closed_at IS NOT NULL
+  ON CONFLICT DO NOTHING;
+  UPDATE conversations c SET
+    public_messages = s.n,
+    last_public_sender = s.last_sender,
+    awaiting_reply = NOT s.replied
+  FROM (SELECT conversation_id, count(*)::int AS n, bool_or(sender_type = 'AGENT') AS replied,
+               (array_agg(sender_type ORDER BY seq DESC))[1] AS last_sender
+        FROM metric_backfill_msg GROUP BY conversation_id) s
+  WHERE c.id = s.conversation_id;
+  DROP TABLE metric_backfill_conv, metric_backfill_msg;
+END
+$$;
+--> statement-breakpoint
+
+SELECT metric_backfill();
+--> statement-breakpoint
+SELECT metric_rebuild_rollups();
