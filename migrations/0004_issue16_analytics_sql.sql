@@ -11,6 +11,27 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 --> statement-breakpoint
 
+-- The start of the rollup period of `at`, in UTC: an hour, a day, a third of a month (from the
+-- 1st, 11th or 21st; the last third runs to the month's end) or a month.
+CREATE OR REPLACE FUNCTION metric_period(grain text, at timestamptz) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT (CASE grain
+    WHEN 'h' THEN date_trunc('hour', at AT TIME ZONE 'UTC')
+    WHEN 'd' THEN date_trunc('day', at AT TIME ZONE 'UTC')
+    WHEN 't' THEN date_trunc('month', at AT TIME ZONE 'UTC')
+                  + make_interval(days => least((extract(day FROM at AT TIME ZONE 'UTC')::int - 1) / 10, 2) * 10)
+    WHEN 'm' THEN date_trunc('month', at AT TIME ZONE 'UTC') END) AT TIME ZONE 'UTC'
+$$;
+--> statement-breakpoint
+
+-- The (grain, dim) pairs kept: every grain for the workspace (0) and per channel (1); no hours
+-- per agent (2) or per agent and channel (3).
+CREATE OR REPLACE FUNCTION metric_kept(grain text, dim smallint) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT grain <> 'h' OR dim < 2
+$$;
+--> statement-breakpoint
+
 -- The kinds that carry a duration and so a histogram.
 CREATE OR REPLACE FUNCTION metric_has_histogram(kind text) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -24,16 +45,16 @@ CREATE OR REPLACE FUNCTION metric_rebuild_rollups() RETURNS void
 LANGUAGE sql AS $$
   DELETE FROM metric_rollups;
   INSERT INTO metric_rollups (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot, n, total)
-  SELECT e.workspace_id, d.dim, g.grain, date_trunc(g.unit, e.occurred_at, 'UTC'), d.channel_id, d.agent_id, e.kind,
+  SELECT e.workspace_id, d.dim, g.grain, metric_period(g.grain, e.occurred_at), d.channel_id, d.agent_id, e.kind,
          CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END, 0,
          count(*), COALESCE(sum(e.value), 0)
   FROM metric_events e
-  CROSS JOIN (VALUES ('h', 'hour'), ('d', 'day'), ('m', 'month')) g(grain, unit)
+  CROSS JOIN (VALUES ('h'), ('d'), ('t'), ('m')) g(grain)
   CROSS JOIN LATERAL (VALUES (0::smallint, '00000000-0000-0000-0000-000000000000'::uuid, ''::text),
                              (1::smallint, e.channel_id, ''::text),
                              (2::smallint, '00000000-0000-0000-0000-000000000000'::uuid, e.agent_id),
                              (3::smallint, e.channel_id, e.agent_id)) d(dim, channel_id, agent_id)
-  WHERE d.agent_id IS NOT NULL
+  WHERE d.agent_id IS NOT NULL AND metric_kept(g.grain, d.dim)
   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
 $$;
 --> statement-breakpoint

@@ -1,4 +1,5 @@
 import type { Area } from '../lib/area.js'
+import { analytics } from './analytics.js'
 import { billing } from './billing.js'
 import { ceilings } from './ceilings.js'
 import { conversations } from './conversations.js'
@@ -8,4 +9,4 @@ import { search } from './search.js'
 import { unread } from './unread.js'
 
 /** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
-export const areas: readonly Area[] = [health, ceilings, lists, unread, search, conversations, billing]
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, conversations, billing, analytics]

@@ -78,7 +78,7 @@ export async function sumRanges(sql: Sql, f: Filter, group: GroupBy, ranges: { f
   const his: string[] = []
   const eb: number[] = []
   ranges.forEach((r, b) => {
-    for (const p of decompose(Date.parse(r.from), Date.parse(r.to))) {
+    for (const p of decompose(Date.parse(r.from), Date.parse(r.to), dimOf(f, group) < 2)) {
       if (p.raw) {
         los.push(p.lo)
         his.push(p.hi)

@@ -39,8 +39,8 @@ const SLOTS = 4
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000'
 
 /**
- * Adds the events' effect on metric_rollups: every grain (UTC hour, day, month) and every dim
- * (workspace, channel, agent, agent and channel), `sign` +1 for new events, -1 for removed ones.
+ * Adds the events' effect on metric_rollups: every kept grain and dim (metric_kept(): UTC hour,
+ * day, third of a month, month; workspace, channel, agent, agent and channel), `sign` +1 for new events, -1 for removed ones.
  * `source` is the CTE body that yields the events (an INSERT ... RETURNING or a DELETE ...
  * RETURNING), so the rollups move by exactly the rows that statement changed.
  */
@@ -48,14 +48,14 @@ function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1) {
   return sql`
     WITH ev AS (${source})
     INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot, n, total)
-    SELECT ev.workspace_id, d.dim, g.grain, date_trunc(g.unit, ev.occurred_at, 'UTC'), d.channel_id, d.agent_id, ev.kind,
+    SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at), d.channel_id, d.agent_id, ev.kind,
            CASE WHEN metric_has_histogram(ev.kind) THEN metric_bucket(ev.value) ELSE -1 END, ${randomInt(SLOTS)},
            ${sign} * count(*), ${sign} * COALESCE(sum(ev.value), 0)
     FROM ev
-    CROSS JOIN (VALUES ('h', 'hour'), ('d', 'day'), ('m', 'month')) g(grain, unit)
+    CROSS JOIN (VALUES ('h'), ('d'), ('t'), ('m')) g(grain)
     CROSS JOIN LATERAL (VALUES (0::smallint, ${ZERO_UUID}::uuid, ''::text), (1::smallint, ev.channel_id, ''::text),
                                (2::smallint, ${ZERO_UUID}::uuid, ev.agent_id), (3::smallint, ev.channel_id, ev.agent_id)) d(dim, channel_id, agent_id)
-    WHERE d.agent_id IS NOT NULL
+    WHERE d.agent_id IS NOT NULL AND metric_kept(g.grain, d.dim)
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
     ON CONFLICT (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot)
     DO UPDATE SET n = r.n + excluded.n, total = r.total + excluded.total`

@@ -56,8 +56,8 @@ export const metricKinds = [
   'csat_satisfied',
 ] as const
 export type MetricKind = (typeof metricKinds)[number]
-/** Rollup grains, all in UTC: hour, day, month. */
-export const metricGrains = ['h', 'd', 'm'] as const
+/** Rollup grains, all in UTC: hour, day, third of a month (from the 1st, 11th, 21st), month. */
+export const metricGrains = ['h', 'd', 't', 'm'] as const
 export type MetricGrain = (typeof metricGrains)[number]
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
@@ -368,9 +368,11 @@ export const metricEvents = pgTable(
 )
 
 /**
- * Rollups of metric_events per UTC hour, day and month, kept in the same transaction as the
- * events (docs/analytics.md, "Rollups"). dim: 0 the workspace, 1 per channel, 2 per agent, 3 per
- * agent and channel; the columns a dim does not split by hold the zero uuid / ''. Each fact is
+ * Rollups of metric_events per UTC hour, day, third of a month and month (metric_period() in
+ * migration 0004), kept in the same transaction as the events (docs/analytics.md, "Rollups").
+ * dim: 0 the workspace, 1 per channel, 2 per agent, 3 per agent and channel; the columns a dim
+ * does not split by hold the zero uuid / ''. Hours exist for dims 0 and 1 only (per agent they
+ * would be about one row per event). Each fact is
  * added to one of a few slot rows chosen at random, so concurrent writers of one workspace do not
  * queue on a row; readers sum the slots. A duration kind counts its samples per
  * log-spaced bucket (one row per bucket: src/analytics/histogram.ts), so percentiles of long

@@ -27,7 +27,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ k: fc.constant('close' as const), c: conv }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('closeRace' as const), c: conv }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('reopen' as const), c: conv }) },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('delete' as const), c: conv }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant("delete" as const), c: conv }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('assign' as const), c: conv, a: fc.nat({ max: 2 }) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('create' as const), g: fc.nat({ max: 1 }) }) },
 )
@@ -242,7 +242,7 @@ t.test('every metric equals its recomputation from the raw facts', async (t) => 
       check(JSON.stringify(rebuilt) === JSON.stringify(kept), `rollups != rebuild from events`)
       return true
     }),
-    { numRuns: Number(process.env.PROPERTY_RUNS ?? 12) },
+    { numRuns: Number(process.env.PROPERTY_RUNS ?? 20) },
   )
   t.pass('every run matched')
 })
