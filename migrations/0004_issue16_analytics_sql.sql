@@ -41,21 +41,34 @@ $$;
 
 -- Rebuilds every rollup row from metric_events (slot 0), set-based: used after a bulk load (the
 -- benchmark's seed, the backfill below) and by tests to check the rollups the transactions keep.
+-- Hours and days come from the events, thirds and months from the days; rows are written in key
+-- order, so the primary key grows by appending.
 CREATE OR REPLACE FUNCTION metric_rebuild_rollups() RETURNS void
 LANGUAGE sql AS $$
-  DELETE FROM metric_rollups;
+  TRUNCATE metric_rollups;
   INSERT INTO metric_rollups (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot, n, total)
-  SELECT e.workspace_id, d.dim, g.grain, metric_period(g.grain, e.occurred_at), d.channel_id, d.agent_id, e.kind,
-         CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END, 0,
-         count(*), COALESCE(sum(e.value), 0)
-  FROM metric_events e
-  CROSS JOIN (VALUES ('h'), ('d'), ('t'), ('m')) g(grain)
-  CROSS JOIN LATERAL (VALUES (0::smallint, '00000000-0000-0000-0000-000000000000'::uuid, ''::text),
-                             (1::smallint, e.channel_id, ''::text),
-                             (2::smallint, '00000000-0000-0000-0000-000000000000'::uuid, e.agent_id),
-                             (3::smallint, e.channel_id, e.agent_id)) d(dim, channel_id, agent_id)
-  WHERE d.agent_id IS NOT NULL AND metric_kept(g.grain, d.dim)
-  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+  WITH fine AS (
+    SELECT e.workspace_id, d.dim, g.grain, metric_period(g.grain, e.occurred_at) AS period_start, d.channel_id, d.agent_id, e.kind,
+           CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END AS bucket,
+           count(*) AS n, COALESCE(sum(e.value), 0) AS total
+    FROM metric_events e
+    CROSS JOIN (VALUES ('h'), ('d')) g(grain)
+    CROSS JOIN LATERAL (VALUES (0::smallint, '00000000-0000-0000-0000-000000000000'::uuid, ''::text),
+                               (1::smallint, e.channel_id, ''::text),
+                               (2::smallint, '00000000-0000-0000-0000-000000000000'::uuid, e.agent_id),
+                               (3::smallint, e.channel_id, e.agent_id)) d(dim, channel_id, agent_id)
+    WHERE d.agent_id IS NOT NULL AND metric_kept(g.grain, d.dim)
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+  ), coarse AS (
+    SELECT f.workspace_id, f.dim, g.grain, metric_period(g.grain, f.period_start) AS period_start, f.channel_id, f.agent_id, f.kind,
+           f.bucket, sum(f.n) AS n, sum(f.total) AS total
+    FROM fine f CROSS JOIN (VALUES ('t'), ('m')) g(grain)
+    WHERE f.grain = 'd'
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+  )
+  SELECT workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, 0, n, total
+  FROM (SELECT * FROM fine UNION ALL SELECT * FROM coarse) r
+  ORDER BY workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket;
 $$;
 --> statement-breakpoint
 

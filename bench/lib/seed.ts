@@ -366,7 +366,7 @@ export async function computeUnreadCounters(sql: Pool): Promise<void> {
  */
 export async function computeMetrics(sql: Pool): Promise<void> {
   await sql.begin(async (tx) => {
-    await tx`SET LOCAL work_mem = '256MB'`
+    await tx`SET LOCAL work_mem = '1GB'`
     await tx`SELECT metric_backfill()`
     await tx`SELECT metric_rebuild_rollups()`
   })
