@@ -362,7 +362,7 @@ export async function computeUnreadCounters(sql: Pool): Promise<void> {
 /**
  * metric_events from the seeded rows (metric_backfill(): creations, public messages, first agent
  * replies, closes) and metric_rollups from the events (metric_rebuild_rollups()), both defined in
- * migration 0004, so the bench measures data shaped exactly like the conversations it seeded.
+ * migration issue16_analytics_sql, so the bench measures data shaped exactly like the conversations it seeded.
  */
 export async function computeMetrics(sql: Pool): Promise<void> {
   await sql.begin(async (tx) => {

@@ -2,7 +2,7 @@
  * The log-spaced histogram that lets percentiles of long ranges merge (docs/analytics.md).
  * Bucket 0 holds [0, 1 s); bucket k >= 1 holds [GAMMA^(k-1), GAMMA^k) seconds; the last bucket
  * also holds everything beyond. The database computes the bucket of a sample
- * (`metric_bucket()` in migration 0004, the same constants); this module turns merged bucket
+ * (`metric_bucket()` in migration issue16_analytics_sql, the same constants); this module turns merged bucket
  * counts back into percentiles.
  *
  * Error bound: a percentile is reported as the geometric middle of the bucket its samples fall

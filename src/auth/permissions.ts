@@ -11,6 +11,7 @@ export type Permission =
   | 'billing:read'
   | 'billing:manage'
   | 'workspace:manage'
+  | 'canned:manage'
   | 'analytics:read'
 
 /** The contract's role table (API.md section 2). */
@@ -18,12 +19,12 @@ const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read']),
   admin: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'analytics:read',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'analytics:read',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
-    'analytics:read',
+    'canned:manage', 'analytics:read',
   ]),
 }
 

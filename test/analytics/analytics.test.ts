@@ -66,6 +66,7 @@ t.test('analytics', async (t) => {
   await s.assign(c.id, ws.owner, ws.agent.userId)
   await s.guestSays(c.id, g, 'hello', 'g1')
   await s.guestSays(c.id, g, 'hello', 'g1') // a retry: one message
+  await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: ws.admin.headers, payload: { body: 'internal', private: true } })
   await s.agentSays(c.id, ws.agent, 'first reply', 'a1')
   await s.agentSays(c.id, ws.agent, 'first reply', 'a1') // a retry
   await s.agentSays(c.id, ws.admin, 'second reply')
@@ -97,7 +98,7 @@ t.test('analytics', async (t) => {
       [0, 1],
       'a first response in the first and second open period, none in the third',
     )
-    t.equal(msgs.length, 5)
+    t.equal(msgs.length, 6, 'five public messages and a note')
     const frt = ev.filter((e) => e.kind === 'first_response').map((e) => e.value!).sort((a, b) => a - b)
     t.ok(frt.every((v) => v > 0))
     const near = (a: number, b: number) => Math.abs(a - b) < 1e-9

@@ -6,8 +6,8 @@ import { build, seedGuest, seedWorkspace, type SeededGuest, type SeededMember, t
 import { startConversation } from '../conversations/fixtures.js'
 
 /**
- * Random sequences of create / guest message / agent reply / close / reopen / delete / duplicate
- * retry / concurrent closes, through HTTP. Afterwards every metric of /analytics/summary, /agents
+ * Random sequences of create / guest message / agent reply / private note / close / reopen /
+ * delete / duplicate retry / concurrent closes, through HTTP. Afterwards every metric of /analytics/summary, /agents
  * and /channels equals the one recomputed here from the raw facts (the messages the API stored and
  * the closes and reopens it answered), and the rollups the transactions kept equal a rebuild from
  * the events.
@@ -15,7 +15,7 @@ import { startConversation } from '../conversations/fixtures.js'
 
 type Op =
   | { k: 'guest' | 'retry' | 'close' | 'closeRace' | 'reopen' | 'delete'; c: number }
-  | { k: 'agent'; c: number; a: number }
+  | { k: 'agent' | 'note'; c: number; a: number }
   | { k: 'assign'; c: number; a: number }
   | { k: 'create'; g: number }
 
@@ -23,6 +23,7 @@ const conv = fc.nat({ max: 4 })
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ k: fc.constant('guest' as const), c: conv }) },
   { weight: 5, arbitrary: fc.record({ k: fc.constant('agent' as const), c: conv, a: fc.nat({ max: 2 }) }) },
+  { weight: 3, arbitrary: fc.record({ k: fc.constant('note' as const), c: conv, a: fc.nat({ max: 2 }) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('retry' as const), c: conv }) },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('close' as const), c: conv }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('closeRace' as const), c: conv }) },
@@ -42,7 +43,7 @@ interface Model {
   /** Start of the current open period (ms) and whether it has had its first response. */
   periodStart: number
   answered: boolean
-  lastMessage?: { body: string; clientMessageId: string; headers: Record<string, string> }
+  lastMessage?: { body: string; clientMessageId: string; headers: Record<string, string>; private?: boolean }
   deleted: boolean
   facts: Facts
 }
@@ -154,10 +155,17 @@ async function run(app: App, ws: SeededWorkspace, ops: Op[]) {
           facts.firstResponses.push({ ch: c.channelId, agent: member.userId, seconds: (at - c.periodStart) / 1000 })
         }
       }
+    } else if (o.k === 'note') {
+      // A private note: never a message sent, never a first response, never the last public message.
+      const member = agents[o.a]
+      const msg = { body: `note ${randomUUID()}`, clientMessageId: randomUUID(), headers: member.headers, private: true }
+      const res = await inject('POST', `/conversations/${c.id}/messages`, member.headers, { body: msg.body, clientMessageId: msg.clientMessageId, private: true })
+      if (res.statusCode !== 201) throw new Error(`note: ${res.statusCode} ${res.body}`)
+      c.lastMessage = msg
     } else if (o.k === 'retry') {
       if (!c.lastMessage) continue
       const m = c.lastMessage
-      const res = await inject('POST', `/conversations/${c.id}/messages`, m.headers, { body: m.body, clientMessageId: m.clientMessageId })
+      const res = await inject('POST', `/conversations/${c.id}/messages`, m.headers, { body: m.body, clientMessageId: m.clientMessageId, ...(m.private ? { private: true } : {}) })
       if (res.statusCode !== 200) throw new Error(`retry: ${res.statusCode} ${res.body}`)
     } else if (o.k === 'close' || o.k === 'closeRace') {
       const n = o.k === 'closeRace' ? 3 : 1

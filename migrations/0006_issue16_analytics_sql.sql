@@ -73,7 +73,8 @@ $$;
 --> statement-breakpoint
 
 -- Events for conversations that have none (rows written before analytics existed, bulk loads),
--- derived from the stored messages: the creation, every public message, the first public agent
+-- derived from the stored messages: the creation, every public message (notes and system
+-- messages never), the first public agent
 -- message as the first response, and a resolved conversation's close. Reopens are not stored
 -- anywhere before this table, so old conversations count as one open period; messages received
 -- are attributed to the current assignee. Then the analytics columns of the conversation.
@@ -89,7 +90,7 @@ BEGIN
     SELECT m.conversation_id, m.sender_type, m.sender_id, m.created_at,
            row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.created_at, m.id)::int AS seq
     FROM messages m JOIN metric_backfill_conv c ON c.id = m.conversation_id
-    WHERE m.sender_type IN ('GUEST', 'AGENT');
+    WHERE m.sender_type IN ('GUEST', 'AGENT') AND NOT m.private;
   INSERT INTO metric_events (workspace_id, conversation_id, kind, seq, channel_id, agent_id, value, occurred_at)
   SELECT workspace_id, id, 'conversation_created', 0, channel_id, NULL::text, NULL::float8, created_at FROM metric_backfill_conv
   UNION ALL
