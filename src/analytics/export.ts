@@ -1,7 +1,7 @@
 import { Readable, type Transform } from 'node:stream'
 import { stringify } from 'csv-stringify'
 import { memberOf, type Ctx } from '../context.js'
-import type { Sql } from '../db/client.js'
+import type { Pool } from '../db/client.js'
 import { iso } from '../time.js'
 import { resolveRange, type RangeQuery } from './range.js'
 
@@ -54,10 +54,13 @@ interface Scope {
  * way). The first first response and the last close come from the conversation's metric events
  * (primary-key lookups); `agentId` narrows to the conversations assigned to that member.
  */
-export async function* csvRows(sql: Sql, s: Scope, batch = CSV_BATCH): AsyncGenerator<CsvRow> {
+export async function* csvRows(pool: Pool, s: Scope, batch = CSV_BATCH): AsyncGenerator<CsvRow> {
   let after: { t: string; id: string } | null = null
   for (;;) {
-    const rows: (CsvRow & { rawCreatedAt: string })[] = await sql<(CsvRow & { rawCreatedAt: string })[]>`
+    // JIT off: see analyticsRead (src/analytics/aggregate.ts); the planner overestimates a batch.
+    const rows: (CsvRow & { rawCreatedAt: string })[] = await pool.begin(async (sql) => {
+      await sql`SET LOCAL jit = off`
+      return sql<(CsvRow & { rawCreatedAt: string })[]>`
       SELECT c.id, ch.name AS channel, g.name AS "guestName", m.name AS agent, c.status, c.created_at AS "rawCreatedAt",
              fr.occurred_at AS "firstResponseAt", fr.value AS "firstResponseSeconds",
              rs.occurred_at AS "resolvedAt", rs.value AS "resolutionSeconds", c.public_messages AS messages, cs.value AS csat
@@ -77,6 +80,7 @@ export async function* csvRows(sql: Sql, s: Scope, batch = CSV_BATCH): AsyncGene
         ${after ? sql`AND (c.created_at, c.id) > (${after.t}::timestamptz, ${after.id}::uuid)` : sql``}
       ORDER BY c.created_at, c.id
       LIMIT ${batch}`
+    })
     for (const r of rows) {
       yield {
         ...r,

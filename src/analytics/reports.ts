@@ -8,7 +8,7 @@ import type {
 } from '../../schemas/analytics.js'
 import { memberOf, type Ctx } from '../context.js'
 import { readPresence } from '../presence.js'
-import { emptySums, metricsOf, metricsOfRange, sumRanges, type Filter, type Sums } from './aggregate.js'
+import { analyticsRead, emptySums, metricsOf, metricsOfRange, sumRanges, type Filter, type Sums } from './aggregate.js'
 import { previousOf, resolveRange, type RangeQuery } from './range.js'
 
 /** The analytics reports (API.md section 15, docs/analytics.md). Permission: analytics:read. */
@@ -22,8 +22,10 @@ export async function summary(ctx: Ctx, q: RangeQuery): Promise<SummaryView> {
   const range = await resolveRange(ctx.sql, q)
   const prev = previousOf(range)
   const f = filterOf(ctx, q)
-  const [cur, before] = await sumRanges(ctx.sql, f, 'none', [range, prev])
-  const [current, previous] = await Promise.all([metricsOfRange(ctx.sql, f, 'none', range, cur), metricsOfRange(ctx.sql, f, 'none', prev, before)])
+  const [current, previous] = await analyticsRead(ctx.sql, async (sql) => {
+    const [cur, before] = await sumRanges(sql, f, 'none', [range, prev])
+    return Promise.all([metricsOfRange(sql, f, 'none', range, cur), metricsOfRange(sql, f, 'none', prev, before)])
+  })
   return {
     from: range.from,
     to: range.to,
@@ -36,10 +38,12 @@ export async function summary(ctx: Ctx, q: RangeQuery): Promise<SummaryView> {
 export async function agentsReport(ctx: Ctx, q: RangeQuery): Promise<AgentsReportView> {
   const range = await resolveRange(ctx.sql, q)
   const f = filterOf(ctx, q)
-  const [sums] = await sumRanges(ctx.sql, f, 'agent', [range])
-  const ids = [...sums.byKey.keys()]
+  const metrics = await analyticsRead(ctx.sql, async (sql) => {
+    const [sums] = await sumRanges(sql, f, 'agent', [range])
+    return metricsOfRange(sql, f, 'agent', range, sums)
+  })
+  const ids = [...metrics.keys()]
   if (ids.length === 0) return { data: [] }
-  const metrics = await metricsOfRange(ctx.sql, f, 'agent', range, sums)
   // Members of the workspace only: an id that is not one (a removed member) has no name to show.
   const members = await ctx.sql<{ userId: string; name: string }[]>`
     SELECT user_id AS "userId", name FROM members WHERE workspace_id = ${f.workspaceId} AND user_id = ANY(${ids}::text[])
@@ -51,10 +55,12 @@ export async function agentsReport(ctx: Ctx, q: RangeQuery): Promise<AgentsRepor
 export async function channelsReport(ctx: Ctx, q: RangeQuery): Promise<ChannelsReportView> {
   const range = await resolveRange(ctx.sql, q)
   const f = filterOf(ctx, q)
-  const [sums] = await sumRanges(ctx.sql, f, 'channel', [range])
-  const ids = [...sums.byKey.keys()]
+  const metrics = await analyticsRead(ctx.sql, async (sql) => {
+    const [sums] = await sumRanges(sql, f, 'channel', [range])
+    return metricsOfRange(sql, f, 'channel', range, sums)
+  })
+  const ids = [...metrics.keys()]
   if (ids.length === 0) return { data: [] }
-  const metrics = await metricsOfRange(ctx.sql, f, 'channel', range, sums)
   const channels = await ctx.sql<{ channelId: string; name: string }[]>`
     SELECT id AS "channelId", name FROM channels WHERE workspace_id = ${f.workspaceId} AND id = ANY(${ids}::uuid[])
     ORDER BY created_at, id`
@@ -93,7 +99,7 @@ export async function timeseries(
     from: b.start < range.from ? range.from : b.start,
     to: b.end > range.to ? range.to : b.end,
   }))
-  const sums = await sumRanges(ctx.sql, f, 'none', clipped)
+  const sums = await analyticsRead(ctx.sql, (sql) => sumRanges(sql, f, 'none', clipped))
   return {
     data: buckets.map((b, i) => ({ bucketStart: b.start, value: valueOf(q.metric, sums[i].byKey.get('') ?? emptySums()) })),
   }
