@@ -17,11 +17,13 @@ import { decompose } from './pieces.js'
  * piece holds and overestimates the raw scans, and JIT compilation then cost ~400 ms on a query
  * that runs in 5 (measured on the 1M benchmark: the year-ending-now summary went from p50 198 ms).
  */
-export function analyticsRead<T>(pool: Pool, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  return pool.begin('isolation level repeatable read read only', async (tx) => {
+export async function analyticsRead<T>(pool: Pool, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  let out!: T
+  await pool.begin('isolation level repeatable read read only', async (tx) => {
     await tx`SET LOCAL jit = off`
-    return fn(tx)
-  }) as Promise<T>
+    out = await fn(tx)
+  })
+  return out
 }
 
 /** Chosen by measurement (docs/analytics.md): percentile_cont over this many index-only rows stays a few ms. */
@@ -119,7 +121,7 @@ export async function sumRanges(sql: Sql, f: Filter, group: GroupBy, ranges: { f
           SELECT p.b, e.kind, CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END AS bucket,
                  ${keyExpr(sql, group, 'e')} AS key, count(*)::float8 AS n, COALESCE(sum(e.value), 0)::float8 AS total
           FROM unnest(${los}::text[]::timestamptz[], ${his}::text[]::timestamptz[], ${eb}::int[]) AS p(lo, hi, b)
-          JOIN metric_events e ON e.workspace_id = ${f.workspaceId}::uuid AND e.kind = ANY(${metricKinds as unknown as string[]}::text[])
+          JOIN metric_events e ON e.workspace_id = ${f.workspaceId}::uuid AND e.kind = ANY(${[...metricKinds]}::text[])
             AND e.occurred_at >= p.lo AND e.occurred_at < p.hi ${filters(sql, f, group, 'e')}
           GROUP BY 1, 2, 3, 4`,
     // A filtered exact percentile still scans the workspace's samples: count them (the raw ends,

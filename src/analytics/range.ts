@@ -79,9 +79,10 @@ export async function resolveRange(sql: Sql, q: RangeQuery): Promise<Range> {
              t > ((f AT TIME ZONE ${timezone}) + make_interval(days => ${MAX_RANGE_DAYS})) AT TIME ZONE ${timezone} AS "tooLong"
       FROM resolved`
   } catch (err) {
+    const code = err instanceof Error && 'code' in err ? String(err.code) : ''
     // 22023: a zone name the database does not know (its tz data may be older than Node's).
-    if ((err as { code?: string }).code === '22023') throw badRequest(`field 'timezone' in querystring must be an IANA time zone name`)
-    if ((err as { code?: string }).code?.startsWith('22')) throw badRequest(`field 'from' or 'to' in querystring is out of range`)
+    if (code === '22023') throw badRequest(`field 'timezone' in querystring must be an IANA time zone name`)
+    if (code.startsWith('22')) throw badRequest(`field 'from' or 'to' in querystring is out of range`)
     throw err
   }
   if (!row) throw badRequest('invalid range')
