@@ -11,17 +11,20 @@ export type Permission =
   | 'billing:read'
   | 'billing:manage'
   | 'workspace:manage'
+  | 'visitors:read'
+  | 'visitors:write'
 
 /** The contract's role table (API.md section 2). */
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
-  agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read']),
+  agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read', 'visitors:read', 'visitors:write']),
   admin: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'visitors:read', 'visitors:write',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage', 'visitors:read',
+    'visitors:write',
   ]),
 }
 

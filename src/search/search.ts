@@ -187,7 +187,7 @@ export async function searchConversations(ctx: Ctx, args: { q: string; limit: nu
     let match = r.headline ? highlight(r.headline) : undefined
     if (!match) {
       if (pattern && r.guestName.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestName, term)
-      else if (pattern && r.guestEmail.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestEmail, term)
+      else if (pattern && r.guestEmail?.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestEmail, term)
       else match = escapeHtml(r.lastMessagePreview ?? '')
     }
     return { ...toConversationView(r), match }
