@@ -41,6 +41,17 @@ export const limits = {
     keyGenerator: (request) => request.ip,
   }),
   /**
+   * GET /support/* (the widget's configuration, asked on every page load of customers' sites):
+   * SUPPORT_RATE_LIMIT_PER_MIN per client address, its own budget (not /api/public's).
+   */
+  support: (config: Config): RateLimitOptions => ({
+    max: config.SUPPORT_RATE_LIMIT_PER_MIN,
+    timeWindow: 60_000,
+    hook: 'onRequest',
+    groupId: 'support',
+    keyGenerator: (request) => request.ip,
+  }),
+  /**
    * counts/reconcile holds the workspace's counter lock exclusively while it recounts, so writers
    * of that workspace wait for it: RECONCILE_PER_MINUTE per workspace. Counted after
    * authentication (preHandler, after the access check), so strangers cannot use up a

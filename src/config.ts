@@ -55,6 +55,8 @@ export const ConfigSchema = Type.Object({
   HEALTH_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 1000 }),
   AUTH_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 20 }),
   PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
+  /** GET /support/* (widget configuration) per client address. */
+  SUPPORT_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
   /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */

@@ -124,21 +124,29 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
   }
   const id = uuidv7()
   const conversation = await ctx.sql.begin(async (sql) => {
-    const [guest] = await sql<{ id: string }[]>`
-      SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
-      WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active`
-    if (!guest) throw guestNotFound('Guest or channel not found')
-    await sql`
-      INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
-      VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())`
-    // A new conversation has no unread messages: the delta is empty, but it goes through the
-    // same function as every other change.
-    const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
-    await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
+    await insertConversation(sql, v, id)
     return viewAfterChange(sql, id)
   })
   ctx.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
   return conversation
+}
+
+/**
+ * Inserts a new OPEN conversation `id` for the visitor's guest inside the caller's transaction
+ * (POST /conversations, an offline message); 404 when the guest or its active channel is gone.
+ */
+export async function insertConversation(sql: Sql, v: { workspaceId: string; channelId: string; guestId: string }, id: string): Promise<void> {
+  const [guest] = await sql<{ id: string }[]>`
+    SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
+    WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active`
+  if (!guest) throw guestNotFound('Guest or channel not found')
+  await sql`
+    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
+    VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())`
+  // A new conversation has no unread messages: the delta is empty, but it goes through the
+  // same function as every other change.
+  const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
+  await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
 }
 
 /** DELETE /conversations/:id: soft delete; leaves every list and count. */

@@ -40,6 +40,12 @@ export const billingProviders = ['provider-a', 'provider-b'] as const
 export type BillingProvider = (typeof billingProviders)[number]
 export const subscriptionStatuses = ['none', 'active', 'past_due', 'canceled'] as const
 export const paymentKinds = ['payment', 'refund', 'failure'] as const
+/** Widget settings (channels.widget, API.md section 14). */
+export const expectedReplyTimes = ['minutes', 'hours', 'day'] as const
+export type ExpectedReplyTime = (typeof expectedReplyTimes)[number]
+/** Office-hours days: Intl's short English weekday names, lower-cased. */
+export const weekDays = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const
+export type WeekDay = (typeof weekDays)[number]
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
