@@ -1,6 +1,6 @@
 import t from 'tap'
 import { PresenceStore } from '../../src/gateway/presence.js'
-import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { build, seedGuest, seedWorkspace, type SeededGuest } from '../helper.js'
 import { listenEvents, startConversation } from '../conversations/fixtures.js'
 
 const VISITOR_FIELDS = ['attributes', 'channelId', 'conversationCount', 'createdAt', 'currentPage', 'email', 'id', 'lastSeenAt', 'name', 'online', 'verified']
@@ -11,7 +11,7 @@ t.test('GET /visitors: newest lastSeenAt first, keyset pages, q, channelId, onli
   const other = await seedWorkspace(app, 'Other')
   await seedGuest(app, other, 'Outsider Zed', 'zed@elsewhere.test')
   const names = ['Ada Lovelace', 'Bob Builder', 'Cleo Patra', 'Dan Brown', 'Eve Online', 'Fay Wray', 'Gus Grissom']
-  const guests = []
+  const guests: SeededGuest[] = []
   for (const [i, name] of names.entries()) {
     const g = await seedGuest(app, ws, name, `${name.split(' ')[0].toLowerCase()}@shop${i % 2}.test`)
     // Distinct, known last-seen times; one tie to prove the id breaks it.
@@ -38,7 +38,7 @@ t.test('GET /visitors: newest lastSeenAt first, keyset pages, q, channelId, onli
   let cursor: string | null = null
   let pages = 0
   do {
-    const page = (await get(`?limit=3${cursor ? `&cursor=${cursor}` : ''}`)).json()
+    const page: { data: { id: string }[]; nextCursor: string | null } = (await get(`?limit=3${cursor ? `&cursor=${cursor}` : ''}`)).json()
     seen.push(...page.data.map((v: { id: string }) => v.id))
     cursor = page.nextCursor
     if (pages++ === 0) await seedGuest(app, ws, 'Late Comer') // newest: sorts before the cursor, never repeats
