@@ -57,6 +57,8 @@ export const ConfigSchema = Type.Object({
   PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   /** GET /support/* (widget configuration) per client address. */
   SUPPORT_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
+  /** How long a process reuses a channel's widget facts (channel row, anyone online) for GET /support/widget; 0: never. */
+  WIDGET_CACHE_MS: Type.Integer({ minimum: 0, maximum: 30000, default: 1000 }),
   TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
   /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */

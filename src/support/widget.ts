@@ -99,6 +99,54 @@ export interface WidgetConfig {
   etag: string
 }
 
+/** Presence unreadable: the widget still opens (and offers the offline message), logged. */
+async function someoneOnline(ctx: Ctx, workspaceId: string): Promise<boolean> {
+  try {
+    return await anyMemberOnline(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId)
+  } catch (err) {
+    ctx.log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; widget reports nobody online')
+    return false
+  }
+}
+
+interface Facts {
+  channel: WidgetChannel | undefined
+  online: boolean
+}
+
+/**
+ * The channel row and the workspace's `online`, kept WIDGET_CACHE_MS (default 1 s) per process
+ * and channel: the widget asks on every page load of every customer site, and a second of
+ * staleness is nothing beside the 30 s browsers may keep the answer (Cache-Control). One cache
+ * per pool (per app), bounded; the office hours and the channel token are judged per request.
+ */
+const caches = new WeakMap<object, Map<string, { at: number; facts: Promise<Facts> }>>()
+const CACHE_MAX = 10_000
+
+function widgetFacts(ctx: Ctx, id: string): Promise<Facts> {
+  const ttl = ctx.config.WIDGET_CACHE_MS
+  if (ttl === 0) return readFacts(ctx, id)
+  let cache = caches.get(ctx.sql)
+  if (!cache) caches.set(ctx.sql, (cache = new Map()))
+  const now = Date.now()
+  const hit = cache.get(id)
+  if (hit && now - hit.at < ttl) return hit.facts
+  if (cache.size >= CACHE_MAX) cache.clear()
+  // The promise is shared: concurrent misses for one channel make one read.
+  const facts = readFacts(ctx, id)
+  cache.set(id, { at: now, facts })
+  facts.catch(() => cache.delete(id))
+  return facts
+}
+
+async function readFacts(ctx: Ctx, id: string): Promise<Facts> {
+  const [channel] = await ctx.sql<WidgetChannel[]>`
+    SELECT workspace_id AS "workspaceId", name, active, require_channel_token AS "requireChannelToken",
+           channel_token AS "channelToken", widget
+    FROM channels WHERE id = ${id}`
+  return { channel, online: channel?.active ? await someoneOnline(ctx, channel.workspaceId) : false }
+}
+
 interface WidgetChannel {
   workspaceId: string
   name: string
@@ -110,30 +158,22 @@ interface WidgetChannel {
 
 /**
  * GET /support/widget/:channelId: what the widget needs before it opens. One primary-key read
- * and one small Redis hash (the workspace's announced member statuses); no secrets, no member
- * data. `online`: some member is `online` (not `away`). Unknown or inactive: 404; a channel that
- * requires its token: 401 without the right one.
+ * and one small Redis hash (the workspace's announced member statuses), at most once per
+ * WIDGET_CACHE_MS per channel and process; no secrets, no member data. `online`: some member is
+ * `online` (not `away`). Unknown or inactive: 404; a channel that requires its token: 401
+ * without the right one.
  */
 export async function widgetConfig(ctx: Ctx, channelId: string, channelToken: string | undefined): Promise<WidgetConfig> {
   if (!isUuid(channelId)) throw channelNotFound()
-  const [channel] = await ctx.sql<WidgetChannel[]>`
-    SELECT workspace_id AS "workspaceId", name, active, require_channel_token AS "requireChannelToken",
-           channel_token AS "channelToken", widget
-    FROM channels WHERE id = ${channelId}`
+  const id = channelId.toLowerCase()
+  const { channel, online } = await widgetFacts(ctx, id)
   if (!channel || !channel.active) throw channelNotFound()
   if (channel.requireChannelToken && (!channelToken || !safeEqual(channelToken, channel.channelToken))) {
     throw unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
   }
-  let online = false
-  try {
-    online = await anyMemberOnline(ctx.redis, ctx.config.REDIS_PREFIX, channel.workspaceId)
-  } catch (err) {
-    // The widget still opens (and offers the offline message) when presence cannot be read.
-    ctx.log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; widget reports nobody online')
-  }
   const w = widgetSettings(channel.widget)
   const body = {
-    channelId: channelId.toLowerCase(),
+    channelId: id,
     name: channel.name,
     color: w.color,
     greeting: w.greeting,

@@ -2,7 +2,7 @@ import type { UpdateVisitorInput, VisitorProfileView, VisitorView } from '../../
 import { memberOf, type Ctx, type Deps } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { guests } from '../db/schema.js'
-import { badRequest, guestNotFound, invalidCursor } from '../errors.js'
+import { badRequest, dependencyUnavailable, guestNotFound, invalidCursor } from '../errors.js'
 import { rooms } from '../events.js'
 import { readOnlineVisitors, readOnlineVisitorSet, readPageVisits, readVisitorPresence, type VisitorPresence } from '../presence.js'
 import { iso } from '../time.js'
@@ -83,6 +83,16 @@ export interface VisitorListQuery {
 /** `%term%` for ILIKE with the term's own wildcards escaped. */
 const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
+/** A read the answer depends on (who is online): without Redis it cannot be given, 503. */
+async function presenceRead<T>(ctx: Ctx, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read()
+  } catch (err) {
+    ctx.log.warn({ err: { message: (err as Error).message } }, 'visitor presence unavailable')
+    throw dependencyUnavailable('Visitor presence is unavailable; retry later')
+  }
+}
+
 /** GET /visitors: the workspace's guests, most recent lastSeenAt first. */
 export async function listVisitors(ctx: Ctx, query: VisitorListQuery): Promise<{ data: VisitorView[]; nextCursor: string | null }> {
   const { workspaceId } = memberOf(ctx)
@@ -97,7 +107,7 @@ export async function listVisitors(ctx: Ctx, query: VisitorListQuery): Promise<{
   // The online filter takes the workspace's online set from Redis (what the gateway keeps) and
   // keeps (or drops) those ids in the same keyset scan.
   let onlineIds: string[] | null = null
-  if (query.online !== undefined) onlineIds = await readOnlineVisitorSet(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId)
+  if (query.online !== undefined) onlineIds = await presenceRead(ctx, () => readOnlineVisitorSet(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId))
   const scope = query.channelId ? sql`g.channel_id = ${query.channelId} AND g.workspace_id = ${workspaceId}` : sql`g.workspace_id = ${workspaceId}`
   const pattern = query.q ? containsPattern(query.q) : null
   const rows = await sql<GuestRecord[]>`
@@ -118,7 +128,7 @@ export async function listVisitors(ctx: Ctx, query: VisitorListQuery): Promise<{
 /** GET /visitors/online: guests with a live gateway connection, most recently connected first. */
 export async function onlineVisitors(ctx: Ctx): Promise<{ data: VisitorView[] }> {
   const { workspaceId } = memberOf(ctx)
-  const ids = await readOnlineVisitors(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId)
+  const ids = await presenceRead(ctx, () => readOnlineVisitors(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId))
   const rows = await guestRows(ctx.sql, workspaceId, ids)
   const byId = new Map(rows.map((r) => [r.id, r]))
   const ordered = ids.map((id) => byId.get(id)).filter((r): r is GuestRecord => r !== undefined)

@@ -79,7 +79,7 @@ t.test('office hours in the channel zone, daylight-saving correct', async (t) =>
 })
 
 t.test('GET /support/widget/:channelId', async (t) => {
-  const { app, redisPrefix } = await build(t)
+  const { app, redisPrefix } = await build(t, { env: { WIDGET_CACHE_MS: '0' } })
   const ws = await seedWorkspace(app)
   const url = `/support/widget/${ws.channelId}`
   await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { greeting: 'Hello!', csatEnabled: true } } })
@@ -144,4 +144,18 @@ t.test('GET /support/* is rate limited per client address (SUPPORT_RATE_LIMIT_PE
   t.ok(Number(limited.headers['retry-after']) > 0)
   t.equal((await get('10.0.0.2')).statusCode, 200, 'another address has its own budget')
   t.equal((await get('10.0.0.1', '/api/public/conversations/00000000-0000-4000-8000-000000000000/status')).statusCode, 404, '/api/public/* is another budget')
+})
+
+t.test('WIDGET_CACHE_MS: changes show within the cache time', async (t) => {
+  const { app } = await build(t, { env: { WIDGET_CACHE_MS: '300' } })
+  const ws = await seedWorkspace(app)
+  const url = `/support/widget/${ws.channelId}`
+  t.equal((await app.inject({ method: 'GET', url })).json().greeting, '')
+  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { greeting: 'New' } } })
+  t.equal((await app.inject({ method: 'GET', url })).json().greeting, '', 'served from the cache at once')
+  await new Promise((r) => setTimeout(r, 350))
+  t.equal((await app.inject({ method: 'GET', url })).json().greeting, 'New', 'and fresh after it')
+  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { active: false } })
+  await new Promise((r) => setTimeout(r, 350))
+  t.equal((await app.inject({ method: 'GET', url })).statusCode, 404, 'a deactivated channel is 404 within the cache time')
 })
