@@ -11,6 +11,7 @@ export type Permission =
   | 'billing:read'
   | 'billing:manage'
   | 'workspace:manage'
+  | 'canned:manage'
   | 'visitors:read'
   | 'visitors:write'
 
@@ -19,12 +20,12 @@ const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read', 'visitors:read', 'visitors:write']),
   admin: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'visitors:read', 'visitors:write',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'visitors:read', 'visitors:write',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage', 'visitors:read',
-    'visitors:write',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
+    'canned:manage', 'visitors:read', 'visitors:write',
   ]),
 }
 

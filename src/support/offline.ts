@@ -5,7 +5,7 @@ import type { Ctx } from '../context.js'
 import { applyCountersDelta, countersDelta, lockCountersShared } from '../conversations/counters.js'
 import { PREVIEW_LENGTH } from '../conversations/messages.js'
 import { insertConversation } from '../conversations/service.js'
-import { findConversationView, toMessageView, type MessageRecord } from '../conversations/view.js'
+import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
 import { conversationNotFound, forbidden } from '../errors.js'
 import { rooms } from '../events.js'
 import { anyMemberOnline } from '../presence.js'
@@ -50,8 +50,7 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
     const [message] = await tx<MessageRecord[]>`
       INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
       VALUES (${uuidv7()}, ${v.workspaceId}, ${id}, 'GUEST', ${v.guestId}, ${guest.name}, ${input.body}, clock_timestamp())
-      RETURNING id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
-                sender_name AS "senderName", body, created_at AS "createdAt"`
+      RETURNING ${tx.unsafe(MESSAGE_COLUMNS)}`
     await tx`
       UPDATE conversations SET last_message_at = ${message.createdAt}::timestamptz, last_message_preview = left(${input.body}, ${PREVIEW_LENGTH}),
         unread_count = 1, updated_at = clock_timestamp()
