@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { limits } from '../../plugins/rate-limit.js'
 import { errorResponses } from '../../schemas/common.js'
 import { Conversation } from '../../schemas/conversations.js'
 import { OfflineMessageBody } from '../../schemas/support.js'
@@ -9,7 +10,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/offline-message',
     {
-      config: { access: { visitor: true } },
+      // The same budgets as POST /conversations: an offline message starts a conversation.
+      config: { access: { visitor: true }, rateLimit: limits.visitorConversations(app.config) },
       schema: {
         tags: ['support'],
         summary: 'Start a conversation with a message; when nobody is online, e-mail the owners and admins',

@@ -5,6 +5,7 @@ export type Permission =
   | 'conversations:write'
   | 'conversations:assign'
   | 'conversations:delete'
+  | 'conversations:reconcile'
   | 'members:read'
   | 'members:manage'
   | 'channels:manage'
@@ -19,11 +20,11 @@ export type Permission =
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read', 'visitors:read', 'visitors:write']),
   admin: new Set<Permission>([
-    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
+    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'visitors:read', 'visitors:write',
   ]),
   owner: new Set<Permission>([
-    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
+    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
     'canned:manage', 'visitors:read', 'visitors:write',
   ]),

@@ -39,7 +39,7 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
   const email = input.email?.trim()
   const out = await ctx.sql.begin(async (tx) => {
     await lockCountersShared(tx, v.workspaceId)
-    await insertConversation(tx, v, id)
+    await insertConversation(tx, v, id, ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX)
     const [guest] = await tx<{ name: string }[]>`
       UPDATE guests SET
         email = COALESCE(${email ?? null}, email),
