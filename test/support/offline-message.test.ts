@@ -76,7 +76,26 @@ t.test('offline message while a member is online: no e-mail; validation and acce
   t.equal((await send({ body: 'hi' }, {})).statusCode, 401)
   await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { active: false } })
   const gone = await send({ body: 'hi' })
-  t.equal(gone.statusCode, 404, 'inactive channel: nothing created')
+  t.same([gone.statusCode, gone.json().code], [401, 'SESSION_REVOKED'], 'inactive channel: its sessions are revoked, nothing created')
   const [{ n }] = await app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM conversations`
   t.equal(n, 1)
+})
+
+t.test('offline messages share the visitor conversation budgets and the open-conversation cap', async (t) => {
+  const { app } = await build(t, { env: { JOBS_WORKER: 'false', VISITOR_CONVERSATIONS_PER_HOUR: '3', VISITOR_OPEN_CONVERSATIONS_MAX: '2' } })
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const send = () => app.inject({ method: 'POST', url: '/support/offline-message', headers: guest.headers, payload: { body: 'Hello?' } })
+  t.equal((await send()).statusCode, 201)
+  const start = await app.inject({ method: 'POST', url: '/conversations', headers: guest.headers, payload: { channelId: ws.channelId, guestId: guest.guestId } })
+  t.equal(start.statusCode, 201, 'POST /conversations counts in the same budget...')
+  const capped = await send()
+  t.same([capped.statusCode, capped.json().code], [409, 'TOO_MANY_OPEN_CONVERSATIONS'], 'two open: the third is refused')
+  // A 409 at the cap used its slot (docs/security.md): the budget of 3 is spent.
+  await app.deps.sql`UPDATE conversations SET status = 'RESOLVED', closed_at = now() WHERE guest_id = ${guest.guestId}`
+  const limited = await send()
+  t.same([limited.statusCode, limited.json().code], [429, 'RATE_LIMITED'], 'the fourth in the hour')
+  t.ok(Number(limited.headers['retry-after']) > 0)
+  const [{ n }] = await app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM conversations WHERE guest_id = ${guest.guestId}`
+  t.equal(n, 2)
 })
