@@ -12,6 +12,7 @@ import { createMailer } from './mail.js'
 import { queues } from './queues.js'
 import { createRateWindows } from './rate-windows.js'
 import { closeRedis, createRedis, waitReady } from './redis.js'
+import { createStorage } from './storage/storage.js'
 
 export interface Runtime {
   deps: Deps
@@ -28,6 +29,7 @@ export interface Runtime {
  */
 export async function createDeps(config: Config, log: Log): Promise<Runtime> {
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
+  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX)
   const redis = createRedis(config, log)
   const mailer = createMailer(config, log)
   let jobs
@@ -35,7 +37,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     await waitReady(redis, 10_000)
     jobs = await createJobs(config, log, queues)
   } catch (err) {
-    await Promise.allSettled([closeRedis(redis), sql.end({ timeout: 1 })])
+    await Promise.allSettled([closeRedis(redis), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
     mailer.close()
     throw err
   }
@@ -43,6 +45,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     config,
     log,
     sql,
+    searchSql,
     redis,
     events: createPublisher(redis, config.REDIS_PREFIX, log),
     jobs: jobs.jobs,
@@ -54,6 +57,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     rateWindows: createRateWindows(config, redis, log),
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
+    storage: createStorage(config),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {
@@ -61,8 +65,9 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     drain: () => jobs.stop(),
     async close() {
       mailer.close()
+      deps.storage.close()
       await closeRedis(redis)
-      await sql.end({ timeout: 5 })
+      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
     },
   }
 }

@@ -219,8 +219,35 @@ export const messages = pgTable(
     uniqueIndex('messages_client_id_uq')
       .on(t.conversationId, t.senderType, t.clientMessageId)
       .where(sql`${t.clientMessageId} IS NOT NULL`),
-    // serves: GET /conversations/search (btree_gin lets the tenant filter ride in the same GIN index)
-    index('messages_search_idx').using('gin', t.workspaceId, t.search),
+  ],
+)
+
+/**
+ * The search index's documents: a conversation's messages in chunks of up to 32 (oldest first,
+ * the newest chunk is the one that grows), kept by the statement-level trigger
+ * `search_chunks_add` on messages (migrations, custom SQL). `doc` holds the chunk's distinct
+ * lexemes without positions, each tagged with its workspace (`search_tag(workspace_id) || ':'
+ * || lexeme`) plus the bare tag, so one plain GIN index answers "this word in this workspace"
+ * from one posting list. A chunk is a candidate only: messages.search decides the match, the
+ * rank and the excerpt (docs/search.md).
+ */
+export const searchChunks = pgTable(
+  'search_chunks',
+  {
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    /** 0 for the conversation's first 32 messages, then 1, ... */
+    seq: integer('seq').notNull(),
+    workspaceId: uuid('workspace_id').notNull(),
+    messages: integer('messages').notNull(),
+    lastMessageAt: ts('last_message_at').notNull(),
+    doc: tsvector('doc').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.conversationId, t.seq] }),
+    // serves: GET /conversations/search, candidates for a rare word (one tagged posting list)
+    index('search_chunks_doc_idx').using('gin', t.doc),
+    // serves: GET /conversations/search, newest-first walk for a common word (stops after a window)
+    index('search_chunks_recent_idx').on(t.workspaceId, t.lastMessageAt, t.conversationId, t.seq),
   ],
 )
 
@@ -411,6 +438,49 @@ export const mentionCounters = pgTable(
     unread: integer('unread').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.userId] })],
+)
+
+/**
+ * Uploaded files (docs/attachments.md). The bytes live in object storage under `storage_key`
+ * (and `thumb_key` once a thumbnail was made); this row is their metadata. An upload is pending
+ * until a message names it (`message_id`), then attached once and for good.
+ */
+export const attachments = pgTable(
+  'attachments',
+  {
+    /** UUIDv7, made by the application. */
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull(),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    messageId: uuid('message_id').references(() => messages.id, { onDelete: 'cascade' }),
+    /** Who uploaded it: 'GUEST' (its guest id) or 'AGENT' (the member's userId). */
+    uploaderType: text('uploader_type', { enum: senderTypes }).notNull(),
+    uploaderId: text('uploader_id').notNull(),
+    filename: text('filename').notNull(),
+    contentType: text('content_type').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    sha256: text('sha256').notNull(),
+    width: integer('width'),
+    height: integer('height'),
+    storageKey: text('storage_key').notNull(),
+    thumbKey: text('thumb_key'),
+    /** Copied from the message that attached it: a private note's file is for members only. */
+    private: boolean('private').notNull().default(false),
+    createdAt: createdAt(),
+    attachedAt: ts('attached_at'),
+    /** Set when its conversation is deleted: the cleanup job removes the bytes and the row. */
+    purgeAt: ts('purge_at'),
+  },
+  (t) => [
+    // serves: GET /conversations/:id/attachments (newest attached first, keyset)
+    index('attachments_files_idx').on(t.conversationId, t.attachedAt, t.id).where(sql`${t.messageId} IS NOT NULL`),
+    // serves: the attachments of a page of messages (message lists, message:new, transcripts)
+    index('attachments_message_idx').on(t.messageId).where(sql`${t.messageId} IS NOT NULL`),
+    // serves: the cleanup job (pending uploads older than UPLOAD_PENDING_TTL_S)
+    index('attachments_pending_idx').on(t.createdAt).where(sql`${t.messageId} IS NULL`),
+    // serves: the cleanup job (files of deleted conversations)
+    index('attachments_purge_idx').on(t.purgeAt).where(sql`${t.purgeAt} IS NOT NULL`),
+  ],
 )
 
 /**
