@@ -8,7 +8,8 @@ export const VisitorBootstrapBody = Type.Object(
   {
     channelId: Uuid,
     name: Name,
-    email: Email,
+    /** Optional: a visitor may chat before giving an address; identityHash requires it. */
+    email: Type.Optional(Email),
     /** Hex HMAC-SHA256 of the trimmed, lower-cased e-mail keyed with the channel's identitySecret. */
     identityHash: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
   },

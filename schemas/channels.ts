@@ -1,9 +1,43 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Name, Timestamp, Uuid } from './common.js'
+import { Literals, Name, Nullable, Timestamp, Uuid } from './common.js'
+import { expectedReplyTimes, weekDays } from '../src/db/schema.js'
 
 /** A browser origin: scheme, host and optional port, nothing after it ("https://shop.example.com"). */
 export const Origin = Type.String({ pattern: '^https?://[^/?#\\s]+$', maxLength: 255 })
 export const AllowedOrigins = Type.Array(Origin, { maxItems: 100 })
+
+/** HH:MM, 00:00..23:59, and 24:00 (meant as an end). */
+const Hhmm = Type.String({ pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$' })
+/** [start, end], start before end (checked by src/support/widget.ts). */
+const Window = Type.Array(Hhmm, { minItems: 2, maxItems: 2 })
+const DayWindows = Type.Array(Window, { maxItems: 12 })
+
+export const OfficeHours = Type.Object(
+  {
+    /** IANA time zone ("Europe/Paris"), checked through Intl; stored in its canonical spelling. */
+    timezone: Type.String({ minLength: 1, maxLength: 64 }),
+    /** A day left out is closed. */
+    days: Type.Object(Object.fromEntries(weekDays.map((d) => [d, Type.Optional(DayWindows)])), { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+)
+
+const widgetFields = {
+  color: Type.String({ pattern: '^#[0-9a-fA-F]{6}$' }),
+  greeting: Type.String({ maxLength: 500 }),
+  awayMessage: Type.String({ maxLength: 500 }),
+  expectedReplyTime: Literals(expectedReplyTimes),
+  officeHours: Nullable(OfficeHours),
+  csatEnabled: Type.Boolean(),
+}
+
+/** A channel's widget settings (API.md section 14), defaults filled in. */
+export const WidgetSettings = Type.Object(widgetFields)
+export type WidgetSettingsView = Static<typeof WidgetSettings>
+
+/** PATCH /channels/:id `widget`: replaces the fields it names, keeps the others. */
+export const WidgetPatch = Type.Partial(Type.Object(widgetFields, { additionalProperties: false }))
+export type WidgetPatchInput = Static<typeof WidgetPatch>
 
 export const Channel = Type.Object({
   id: Uuid,
@@ -15,6 +49,7 @@ export const Channel = Type.Object({
   channelToken: Type.String(),
   /** Only for callers with channels:manage. */
   identitySecret: Type.Optional(Type.String()),
+  widget: WidgetSettings,
   createdAt: Timestamp,
 })
 export type ChannelView = Static<typeof Channel>
@@ -32,6 +67,7 @@ export const UpdateChannelBody = Type.Object(
     allowedOrigins: Type.Optional(AllowedOrigins),
     requireChannelToken: Type.Optional(Type.Boolean()),
     active: Type.Optional(Type.Boolean()),
+    widget: Type.Optional(WidgetPatch),
   },
   { additionalProperties: false, minProperties: 1 },
 )

@@ -14,7 +14,7 @@ export const Conversation = Type.Object(
     workspaceId: Uuid,
     channelId: Uuid,
     guestId: Uuid,
-    guest: Type.Object({ id: Uuid, name: Type.String(), email: Type.String() }),
+    guest: Type.Object({ id: Uuid, name: Type.String(), email: Nullable(Type.String()) }),
     status: ConversationStatus,
     pinned: Type.Boolean(),
     assignedAgentId: Nullable(Type.String()),

@@ -70,6 +70,8 @@ export const ConfigSchema = Type.Object({
   HEALTH_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 1000 }),
   AUTH_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 20 }),
   PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
+  /** How long a process reuses a channel's widget facts (channel row, anyone online) for GET /support/widget; 0: never. */
+  WIDGET_CACHE_MS: Type.Integer({ minimum: 0, maximum: 30000, default: 1000 }),
   TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   /*
    * The abuse-limit table (API.md section 2, docs/security.md): time windows declared on routes

@@ -59,6 +59,11 @@ export const tooManyOpenConversations = (max: number) =>
   conflict('TOO_MANY_OPEN_CONVERSATIONS', `A guest may have at most ${max} open conversations`)
 export const conversationNotFound = () => notFound('CONVERSATION_NOT_FOUND', 'Conversation not found')
 export const guestNotFound = (message = 'Guest not found') => notFound('GUEST_NOT_FOUND', message)
+/** A transcript for a guest without an address, and no address named. */
+export const emailRequired = () => badRequest("field 'email' is required: the guest has no e-mail address", 'EMAIL_REQUIRED')
+export const csatNotOpen = () => conflict('CSAT_NOT_OPEN', 'Ratings open once the conversation is resolved, on channels with csatEnabled')
+export const csatClosed = () => conflict('CSAT_CLOSED', 'The rating can no longer be changed (14 days after the first)')
+export const csatNotFound = () => notFound('CSAT_NOT_FOUND', 'No rating for this conversation')
 export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')
 export const memberNotFound = () => notFound('MEMBER_NOT_FOUND', 'Member not found')
 export const cannedNotFound = () => notFound('CANNED_RESPONSE_NOT_FOUND', 'Canned response not found')

@@ -8,7 +8,8 @@ import { conversations } from './conversations.js'
 import { health } from './health.js'
 import { lists } from './lists.js'
 import { search } from './search.js'
+import { support } from './support.js'
 import { unread } from './unread.js'
 
 /** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
-export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments, analytics]
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments, support, analytics]

@@ -126,8 +126,8 @@ function valueOf(metric: TimeseriesMetric, s: Sums): number | null {
 
 /**
  * GET /analytics/live: the open conversations now, counted over the partial index
- * conv_open_live_idx (index-only), and presence from ctx.presence (Redis, or in-process in single-process mode). Visitor presence is not tracked by
- * the gateway yet (section 13): onlineVisitors is 0 until it is (docs/analytics.md).
+ * conv_open_live_idx (index-only); members and visitors online from ctx.presence (Redis, or the
+ * in-process store in single-process mode), visitors narrowed to the channel by the guests' rows.
  */
 export async function live(ctx: Ctx, q: { channelId?: string }): Promise<LiveView> {
   const { workspaceId } = memberOf(ctx)
@@ -147,5 +147,18 @@ export async function live(ctx: Ctx, q: { channelId?: string }): Promise<LiveVie
   } catch (err) {
     ctx.log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; reporting no agent online')
   }
-  return { ...counts, onlineAgents, onlineVisitors: 0 }
+  let onlineVisitors = 0
+  try {
+    const ids = await ctx.presence.onlineVisitorSet(workspaceId)
+    if (q.channelId === undefined) onlineVisitors = ids.length
+    else if (ids.length > 0) {
+      const [row] = await ctx.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM guests
+        WHERE workspace_id = ${workspaceId} AND channel_id = ${q.channelId}::uuid AND id = ANY(${ids}::uuid[])`
+      onlineVisitors = row.n
+    }
+  } catch (err) {
+    ctx.log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; reporting no visitor online')
+  }
+  return { ...counts, onlineAgents, onlineVisitors }
 }

@@ -3,13 +3,14 @@ import { v7 as uuidv7 } from 'uuid'
 import type { VisitorSessionView } from '../../schemas/auth.js'
 import type { Ctx } from '../context.js'
 import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
-import { forbidden, unauthorized } from '../errors.js'
+import { badRequest, forbidden, unauthorized } from '../errors.js'
 import { TokenError } from './tokens.js'
 
 export interface BootstrapInput {
   channelId: string
   name: string
-  email: string
+  /** Optional: a visitor may chat before giving one (identityHash requires it). */
+  email?: string
   identityHash?: string
 }
 
@@ -62,7 +63,8 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
     throw unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
   }
   const verified = input.identityHash !== undefined
-  if (verified && !hashMatches(channel.identitySecret, input.email, input.identityHash!)) {
+  if (verified && input.email === undefined) throw badRequest("field 'email' is required with identityHash")
+  if (verified && !hashMatches(channel.identitySecret, input.email!, input.identityHash!)) {
     throw unauthorized('identityHash does not match the e-mail', 'INVALID_IDENTITY_HASH')
   }
 
@@ -85,20 +87,21 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
   }
 
   const name = input.name
-  const email = input.email.trim()
+  // Null: no address given. A resumed guest keeps the address it gave before.
+  const email = input.email?.trim() ?? null
 
   const resolve = () =>
     ctx.sql.begin(async (tx): Promise<{ id: string; created: boolean }> => {
       if (verified) {
         const [known] = await tx<{ id: string }[]>`
-          UPDATE guests SET name = ${name}, email = ${email}, updated_at = now()
+          UPDATE guests SET name = ${name}, email = ${email}, updated_at = now(), last_seen_at = now()
           WHERE channel_id = ${channel.id} AND verified AND lower(email) = lower(${email})
           RETURNING id`
         if (known) return { id: known.id, created: false }
         if (sessionGuestId) {
           // The anonymous visitor has just proved who they are: their guest becomes the verified one.
           const [upgraded] = await tx<{ id: string }[]>`
-            UPDATE guests SET name = ${name}, email = ${email}, verified = true, updated_at = now()
+            UPDATE guests SET name = ${name}, email = ${email}, verified = true, updated_at = now(), last_seen_at = now()
             WHERE id = ${sessionGuestId} AND channel_id = ${channel.id} AND NOT verified
             RETURNING id`
           if (upgraded) return { id: upgraded.id, created: false }
@@ -107,7 +110,8 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
         // A verified guest that changes its e-mail without a hash is no longer verified: the new
         // address was never proved, and only proved addresses are matched (the old one is compared).
         const [resumed] = await tx<{ id: string }[]>`
-          UPDATE guests SET name = ${name}, email = ${email}, verified = verified AND lower(email) = lower(${email}), updated_at = now()
+          UPDATE guests SET name = ${name}, email = COALESCE(${email}, email),
+            verified = verified AND lower(email) = lower(COALESCE(${email}, email)), updated_at = now(), last_seen_at = now()
           WHERE id = ${sessionGuestId} AND channel_id = ${channel.id}
           RETURNING id`
         if (resumed) return { id: resumed.id, created: false }

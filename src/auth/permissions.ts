@@ -14,18 +14,20 @@ export type Permission =
   | 'workspace:manage'
   | 'canned:manage'
   | 'analytics:read'
+  | 'visitors:read'
+  | 'visitors:write'
 
 /** The contract's role table (API.md section 2). */
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
-  agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read']),
+  agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read', 'visitors:read', 'visitors:write']),
   admin: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'analytics:read',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'analytics:read', 'visitors:read', 'visitors:write',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
-    'canned:manage', 'analytics:read',
+    'canned:manage', 'analytics:read', 'visitors:read', 'visitors:write',
   ]),
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import type { ChannelView } from '../../schemas/channels.js'
+import type { ChannelView, WidgetPatchInput } from '../../schemas/channels.js'
 import { can } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
@@ -7,13 +7,14 @@ import type { channels } from '../db/schema.js'
 import { badRequest, channelNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
+import { checkWidgetPatch, widgetSettings } from '../support/widget.js'
 
 export type ChannelRow = typeof channels.$inferSelect
 
 /** Every column of ChannelRow, aliased: the fixed list this module passes to sql.unsafe. */
 const COLUMNS = `id, workspace_id AS "workspaceId", name, kind, active, allowed_origins AS "allowedOrigins",
   require_channel_token AS "requireChannelToken", channel_token AS "channelToken",
-  identity_secret AS "identitySecret", session_epoch AS "sessionEpoch", created_at AS "createdAt"`
+  identity_secret AS "identitySecret", session_epoch AS "sessionEpoch", widget, created_at AS "createdAt"`
 
 /** Public widget token: unguessable, URL-safe, recognisable in a snippet. */
 export const newChannelToken = () => `ct_${randomBytes(24).toString('base64url')}`
@@ -58,6 +59,7 @@ function channelView(row: ChannelRow, withSecret: boolean): ChannelView {
     requireChannelToken: row.requireChannelToken,
     channelToken: row.channelToken,
     ...(withSecret ? { identitySecret: row.identitySecret } : {}),
+    widget: widgetSettings(row.widget),
     createdAt: iso(row.createdAt),
   }
 }
@@ -86,17 +88,20 @@ export async function listChannels(ctx: Ctx) {
 export async function updateChannel(
   ctx: Ctx,
   id: string,
-  patch: { name?: string; allowedOrigins?: string[]; requireChannelToken?: boolean; active?: boolean },
+  patch: { name?: string; allowedOrigins?: string[]; requireChannelToken?: boolean; active?: boolean; widget?: WidgetPatchInput },
 ) {
   if (!isUuid(id)) throw channelNotFound()
   const { sql } = ctx
   const origins = patch.allowedOrigins === undefined ? null : normalizeOrigins(patch.allowedOrigins)
+  // The widget fields named replace the stored ones (jsonb ||), the others are kept.
+  const widget = patch.widget === undefined ? null : JSON.stringify(checkWidgetPatch(patch.widget))
   const [row] = await sql<ChannelRow[]>`
     UPDATE channels SET
       name = COALESCE(${patch.name ?? null}, name),
       allowed_origins = COALESCE(${origins}::text[], allowed_origins),
       require_channel_token = COALESCE(${patch.requireChannelToken ?? null}::boolean, require_channel_token),
       active = COALESCE(${patch.active ?? null}::boolean, active),
+      widget = widget || COALESCE(${widget}::jsonb, '{}'::jsonb),
       -- Deactivating revokes every visitor session signed so far, for good: reactivating the
       -- channel does not bring the old epoch back (API.md section 5).
       session_epoch = session_epoch + CASE WHEN active AND ${patch.active ?? null}::boolean IS FALSE THEN 1 ELSE 0 END

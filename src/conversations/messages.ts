@@ -63,7 +63,8 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
       senderId = caller.userId
       senderName = caller.name
     } else {
-      const [guest] = await sql<{ name: string }[]>`SELECT name FROM guests WHERE id = ${row.guestId}`
+      // A guest message is a sign of life: the visitor list's lastSeenAt moves with it.
+      const [guest] = await sql<{ name: string }[]>`UPDATE guests SET last_seen_at = now() WHERE id = ${row.guestId} RETURNING name`
       senderId = row.guestId
       senderName = guest?.name ?? 'Visitor'
     }

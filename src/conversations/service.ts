@@ -129,33 +129,47 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
   }
   const id = uuidv7()
   const conversation = await ctx.sql.begin(async (sql) => {
-    // The guest row is locked so that concurrent creates of one guest count one after another:
-    // the cap of open conversations is a count about data, exact under concurrency.
-    const [guest] = await sql<{ id: string }[]>`
-      SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
-      WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active
-      FOR UPDATE OF g`
-    if (!guest) throw guestNotFound('Guest or channel not found')
-    const max = ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX
-    // conv_guest_open_idx; LIMIT keeps the count bounded whatever the guest's history.
-    const [open] = await sql<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM (
-        SELECT 1 FROM conversations WHERE guest_id = ${v.guestId} AND deleted_at IS NULL AND status = 'OPEN' LIMIT ${max}
-      ) o`
-    if (open.n >= max) throw tooManyOpenConversations(max)
-    const [{ createdAt }] = await sql<{ createdAt: string }[]>`
-      INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
-      VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())
-      RETURNING created_at AS "createdAt"`
-    await recordCreated(sql, { id, workspaceId: v.workspaceId, channelId: v.channelId }, createdAt)
-    // A new conversation has no unread messages: the delta is empty, but it goes through the
-    // same function as every other change.
-    const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
-    await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
+    await insertConversation(sql, v, id, ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX)
     return viewAfterChange(sql, id)
   })
   ctx.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
   return conversation
+}
+
+/**
+ * Inserts a new OPEN conversation `id` for the visitor's guest inside the caller's transaction
+ * (POST /conversations, an offline message); 404 when the guest or its active channel is gone,
+ * 409 TOO_MANY_OPEN_CONVERSATIONS at the guest's cap of `maxOpen`.
+ */
+export async function insertConversation(
+  sql: Sql,
+  v: { workspaceId: string; channelId: string; guestId: string },
+  id: string,
+  maxOpen: number,
+): Promise<string> {
+  // The guest row is locked so that concurrent creates of one guest count one after another:
+  // the cap of open conversations is a count about data, exact under concurrency.
+  const [guest] = await sql<{ id: string }[]>`
+    SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
+    WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active
+    FOR UPDATE OF g`
+  if (!guest) throw guestNotFound('Guest or channel not found')
+  // conv_guest_open_idx; LIMIT keeps the count bounded whatever the guest's history.
+  const [open] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM (
+      SELECT 1 FROM conversations WHERE guest_id = ${v.guestId} AND deleted_at IS NULL AND status = 'OPEN' LIMIT ${maxOpen}
+    ) o`
+  if (open.n >= maxOpen) throw tooManyOpenConversations(maxOpen)
+  const [{ createdAt }] = await sql<{ createdAt: string }[]>`
+    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
+    VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())
+    RETURNING created_at AS "createdAt"`
+  await recordCreated(sql, { id, workspaceId: v.workspaceId, channelId: v.channelId }, createdAt)
+  // A new conversation has no unread messages: the delta is empty, but it goes through the
+  // same function as every other change.
+  const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
+  await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
+  return createdAt
 }
 
 /** DELETE /conversations/:id: soft delete; leaves every list and count (its mentions' too). */

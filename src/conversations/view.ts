@@ -42,7 +42,8 @@ export type ConversationRecord = Pick<
   | 'deletedAt'
 > & {
   guestName: string
-  guestEmail: string
+  /** Null until the guest gives an address. */
+  guestEmail: string | null
   /** Null when unassigned, or when the assigned member was removed since. */
   agentName: string | null
 }

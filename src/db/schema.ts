@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm'
 import {
   bigint,
   boolean,
+  check,
   customType,
   doublePrecision,
   index,
@@ -62,6 +63,12 @@ export type MetricKind = (typeof metricKinds)[number]
 /** Rollup grains, all in UTC: hour, day, third of a month (from the 1st, 11th, 21st), month. */
 export const metricGrains = ['h', 'd', 't', 'm'] as const
 export type MetricGrain = (typeof metricGrains)[number]
+/** Widget settings (channels.widget, API.md section 14). */
+export const expectedReplyTimes = ['minutes', 'hours', 'day'] as const
+export type ExpectedReplyTime = (typeof expectedReplyTimes)[number]
+/** Office-hours days: Intl's short English weekday names, lower-cased. */
+export const weekDays = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const
+export type WeekDay = (typeof weekDays)[number]
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
@@ -109,6 +116,8 @@ export const channels = pgTable(
     identitySecret: text('identity_secret').notNull(),
     /** Bumped when the channel is deactivated: visitor sessions signed under an older epoch are revoked for good. */
     sessionEpoch: integer('session_epoch').notNull().default(0),
+    /** The widget settings a PATCH named (API.md section 14); src/support/widget.ts fills in the defaults on read. */
+    widget: jsonb('widget').notNull().default(sql`'{}'::jsonb`),
     createdAt: createdAt(),
   },
   (t) => [
@@ -125,13 +134,22 @@ export const guests = pgTable(
     workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
     channelId: uuid('channel_id').notNull().references(() => channels.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
-    email: text('email').notNull(),
+    /** Null until the visitor gives one (POST /auth, an offline message, a member's PATCH /visitors/:guestId). */
+    email: text('email'),
     /** Set when the guest was created or resumed through a valid identityHash. */
     verified: boolean('verified').notNull().default(false),
+    /** A flat object of at most 50 keys (src/visitors/attributes.ts checks the stored result). */
+    attributes: jsonb('attributes').notNull().default(sql`'{}'::jsonb`),
+    /** The last bootstrap, guest message or gateway connection. */
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
+    // serves: GET /visitors (most recent lastSeenAt first, keyset)
+    index('guests_workspace_seen_idx').on(t.workspaceId, t.lastSeenAt, t.id),
+    // serves: GET /visitors?channelId=
+    index('guests_channel_seen_idx').on(t.channelId, t.lastSeenAt, t.id),
     // serves: POST /auth with identityHash (only verified guests are ever matched by e-mail)
     uniqueIndex('guests_verified_email_uq').on(t.channelId, sql`lower(${t.email})`).where(sql`${t.verified}`),
     // serves: search over guest name / e-mail (substrings of 3+ chars)
@@ -562,5 +580,28 @@ export const metricRollups = pgTable(
   // serves: every analytics read: (workspace, dim, grain, period) equality per piece of a range
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.dim, t.grain, t.periodStart, t.channelId, t.agentId, t.kind, t.bucket, t.slot] }),
+  ],
+)
+
+/**
+ * One satisfaction rating per conversation (API.md section 14), replaced in place within 14 days
+ * of created_at. Written only by rateConversation (src/support/csat.ts), in one transaction.
+ */
+export const csatRatings = pgTable(
+  'csat_ratings',
+  {
+    conversationId: uuid('conversation_id').primaryKey().references(() => conversations.id, { onDelete: 'cascade' }),
+    workspaceId: uuid('workspace_id').notNull(),
+    channelId: uuid('channel_id').notNull(),
+    guestId: uuid('guest_id').notNull(),
+    rating: smallint('rating').notNull(),
+    comment: text('comment'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    check('csat_rating_range', sql`${t.rating} BETWEEN 1 AND 5`),
+    // serves: analytics aggregates of ratings by workspace and time
+    index('csat_workspace_updated_idx').on(t.workspaceId, t.updatedAt),
   ],
 )

@@ -15,7 +15,9 @@ import { checkHealth } from '../health.js'
 import { waitReady } from '../redis.js'
 import { authenticate, HandshakeError, principalOf, type SocketPrincipal } from './auth.js'
 import type { InProcessState } from '../mode.js'
-import { memberKey, PresenceStore, splitMemberKey, type PresenceChange, type PresenceWriter } from './presence.js'
+import { redisPresenceReader, type PresenceReader } from '../presence.js'
+import { loadVisitor, touchLastSeen } from '../visitors/visitors.js'
+import { memberKey, PresenceStore, splitMemberKey, type PresenceChange, type PresenceWriter, type VisitorChange } from './presence.js'
 
 export interface Gateway {
   io: Server
@@ -70,6 +72,8 @@ interface Parts {
   presence: PresenceWriter
   /** Broadcasts a presence transition to the member's workspace (null: nothing changed). */
   announce(change: PresenceChange | null): void
+  /** Sends visitor:updated for `guestId` to its workspace's members (the visitor as the API shows it). */
+  announceVisitor(workspaceId: string, guestId: string): void
   /** Set when the gateway is closing: sockets that drop then keep their presence until it expires. */
   closing: { value: boolean }
 }
@@ -102,6 +106,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     httpServer,
     adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
     presence: new PresenceStore({ redis: pub, prefix: config.REDIS_PREFIX, gatewayId, entryTtlMs }),
+    reader: redisPresenceReader(pub, config.REDIS_PREFIX),
     auth: { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) },
   })
   let closed: Promise<void> | undefined
@@ -145,7 +150,7 @@ export interface AttachedGateway {
  */
 export function attachGateway(httpServer: HttpServer, deps: Deps, shared: InProcessState): AttachedGateway {
   const log = deps.log.child({ service: 'gateway' })
-  const core = startSockets({ config: deps.config, log, sql: deps.sql, httpServer, presence: shared.presence, auth: deps })
+  const core = startSockets({ config: deps.config, log, sql: deps.sql, httpServer, presence: shared.presence, reader: shared.presence, auth: deps })
   shared.events.attach(core.io)
   log.info({ heartbeatMs: core.heartbeatMs, presenceTtlS: deps.config.PRESENCE_TTL_S }, 'gateway attached (single-process mode)')
   let closed: Promise<void> | undefined
@@ -170,6 +175,8 @@ function startSockets(opts: {
   httpServer: HttpServer
   adapter?: ServerOptions['adapter']
   presence: PresenceWriter
+  /** What visitor:updated payloads read (the same presence, as the API reads it). */
+  reader: PresenceReader
   auth: Parameters<typeof authenticate>[1]
 }) {
   const { config, log, httpServer } = opts
@@ -192,6 +199,14 @@ function startSockets(opts: {
       if (!change) return
       log.debug({ workspaceId: change.workspaceId, userId: change.userId, status: change.status }, 'presence changed')
       io.to(rooms.workspace(change.workspaceId)).emit('user:presence', { userId: change.userId, status: change.status, at: change.at })
+    },
+    announceVisitor: (workspaceId, guestId) => {
+      loadVisitor({ sql: opts.sql, presence: opts.reader, log }, workspaceId, guestId).then(
+        (visitor) => {
+          if (visitor) io.to(rooms.workspace(workspaceId)).emit('visitor:updated', { visitor })
+        },
+        (err: Error) => log.warn({ err: { message: err.message }, guestId }, 'visitor:updated not sent'),
+      )
     },
     closing: { value: false },
   }
@@ -294,6 +309,7 @@ function onConnection(parts: Parts, socket: Socket) {
   if (who.kind === 'visitor') {
     socket.join(rooms.guest(who.guestId))
     log.debug({ socketId: socket.id, guestId: who.guestId }, 'visitor connected')
+    onVisitorConnection(parts, socket, who)
     return
   }
   const { workspaceId, userId } = who
@@ -341,6 +357,67 @@ function onConnection(parts: Parts, socket: Socket) {
   })
 }
 
+const announceVisitorChange = (parts: Parts) => (change: VisitorChange | null) => {
+  if (change) parts.announceVisitor(change.workspaceId, change.guestId)
+}
+
+/** page:visit calls a socket may send to Redis per window (the shared one-a-second gate drops the rest). */
+const PAGE_VISIT_LIMIT = { max: 10, windowMs: 10_000 }
+const PAGE_VISIT_KEYS = new Set(['url', 'title'])
+
+/** A `page:visit` payload as the contract allows it, or null (dropped). */
+export function pageVisitOf(payload: unknown): { url: string; title: string } | null {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null
+  const p = payload as Record<string, unknown>
+  if (!Object.keys(p).every((k) => PAGE_VISIT_KEYS.has(k))) return null
+  const { url, title = '' } = p
+  if (typeof url !== 'string' || url.length > 2000 || typeof title !== 'string' || title.length > 200) return null
+  if (url.includes('\u0000') || title.includes('\u0000')) return null
+  try {
+    const parsed = new URL(url)
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null
+  } catch {
+    return null
+  }
+  return { url, title }
+}
+
+/**
+ * A visitor's socket: it counts as online (lastSeenAt moves), sends page visits, and goes offline
+ * with its last socket; each transition and recorded page reaches the workspace as visitor:updated.
+ */
+function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPrincipal, { kind: 'visitor' }>) {
+  const { log, presence, closing, sql } = parts
+  const { workspaceId, guestId } = who
+  const announce = announceVisitorChange(parts)
+  touchLastSeen(sql, guestId)
+    .catch((err: Error) => log.warn({ err: { message: err.message } }, 'lastSeenAt not updated'))
+    .then(() => presence.addVisitor(workspaceId, guestId, socket.id))
+    .then(announce, (err: Error) => presenceFailed(log, err)) // the next heartbeat records it
+
+  const allow = socketWindow(PAGE_VISIT_LIMIT)
+  socket.on('page:visit', (payload: unknown, ack?: unknown) => {
+    const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
+    const visit = pageVisitOf(payload)
+    if (!visit || !allow()) return reply({ ok: false, recorded: false })
+    presence.recordPageVisit(guestId, visit).then(
+      (recorded) => {
+        if (recorded) parts.announceVisitor(workspaceId, guestId)
+        reply({ ok: true, recorded: recorded !== null })
+      },
+      (err: Error) => {
+        presenceFailed(log, err)
+        reply({ ok: false, recorded: false })
+      },
+    )
+  })
+
+  socket.on('disconnect', () => {
+    if (closing.value) return
+    presence.removeVisitor(workspaceId, guestId, socket.id).then(announce, (err: Error) => presenceFailed(log, err))
+  })
+}
+
 /** A fixed-window counter for one socket's events: true while the window has room. */
 function socketWindow(limit: { max: number; windowMs: number }) {
   let window = { start: Date.now(), count: 0 }
@@ -351,13 +428,13 @@ function socketWindow(limit: { max: number; windowMs: number }) {
   }
 }
 
-/** This gateway's connected member sockets, per member. */
-function memberSockets(io: Server) {
+/** This gateway's connected member sockets, per member (or visitor sockets, per `${workspaceId}:${guestId}`). */
+function memberSockets(io: Server, kind: 'member' | 'visitor' = 'member') {
   const members = new Map<string, Socket[]>()
   for (const socket of io.of('/').sockets.values()) {
     const who = socket.data as SocketPrincipal | undefined
-    if (who?.kind !== 'member') continue
-    const key = memberKey(who.workspaceId, who.userId)
+    if (who?.kind !== kind) continue
+    const key = memberKey(who.workspaceId, who.kind === 'member' ? who.userId : who.guestId)
     const list = members.get(key)
     if (list) list.push(socket)
     else members.set(key, [socket])
@@ -432,6 +509,10 @@ function startHeartbeat(parts: Parts, heartbeatMs: number) {
         .touch(new Map([...memberSockets(io)].map(([key, sockets]) => [key, new Set(sockets.map((x) => x.id))])))
         .then((changes) => changes.forEach(announce)),
       presence.sweep().then((changes) => changes.forEach(announce)),
+      presence
+        .touchVisitors(new Map([...memberSockets(io, 'visitor')].map(([key, sockets]) => [key, new Set(sockets.map((x) => x.id))])))
+        .then((changes) => changes.forEach(announceVisitorChange(parts))),
+      presence.sweepVisitors().then((changes) => changes.forEach(announceVisitorChange(parts))),
       recheck(parts, now),
     ])
     for (const r of results) if (r.status === 'rejected') log.warn({ err: { message: (r.reason as Error).message } }, 'heartbeat step failed')

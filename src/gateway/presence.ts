@@ -1,5 +1,13 @@
 import type { Redis } from 'ioredis'
-import { presenceKeys, type PresenceStatus } from '../presence.js'
+import {
+  PAGE_VISIT_INTERVAL_MS,
+  PAGE_VISITS_KEPT,
+  PAGE_VISITS_TTL_S,
+  presenceKeys,
+  visitorPresenceKeys,
+  type PageVisit,
+  type PresenceStatus,
+} from '../presence.js'
 
 /**
  * What a gateway does to presence: one interface, two implementations chosen at start
@@ -12,6 +20,14 @@ export interface PresenceWriter {
   setStatus(workspaceId: string, userId: string, status: 'online' | 'away'): Promise<PresenceChange | null>
   touch(members: Map<string, Set<string>>): Promise<PresenceChange[]>
   sweep(batch?: number): Promise<PresenceChange[]>
+  /** A visitor's socket connected: it also moves the guest to the top of the workspace's online visitors. */
+  addVisitor(workspaceId: string, guestId: string, socketId: string): Promise<VisitorChange | null>
+  removeVisitor(workspaceId: string, guestId: string, socketId: string): Promise<VisitorChange | null>
+  /** The heartbeat for visitor sockets: `visitors` maps `${workspaceId}:${guestId}` -> socket ids. */
+  touchVisitors(visitors: Map<string, Set<string>>): Promise<VisitorChange[]>
+  sweepVisitors(batch?: number): Promise<VisitorChange[]>
+  /** Keeps the last PAGE_VISITS_KEPT visits for PAGE_VISITS_TTL_S; null when within PAGE_VISIT_INTERVAL_MS of the last one. */
+  recordPageVisit(guestId: string, visit: Omit<PageVisit, 'at'>): Promise<PageVisit | null>
 }
 
 /**
@@ -52,6 +68,53 @@ if status == 'offline' then redis.call('HDEL', state, user) else redis.call('HSE
 return status
 `
 
+/**
+ * The visitors' script (layout in src/presence.ts): the same socket set and sweep index as a
+ * member's; being in the workspace's online set is the "announced online" state. 'connect' also
+ * moves the guest to the top of the online set (most recently connected first); 'add' (the
+ * heartbeat's refresh) does not.
+ */
+const VISITOR_SCRIPT = `
+local sockets, online, index = KEYS[1], KEYS[2], KEYS[3]
+local now, guest, member, op, expiry = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local was = redis.call('ZSCORE', online, guest)
+if op == 'connect' or op == 'add' then
+  for i = 6, #ARGV do redis.call('ZADD', sockets, expiry, ARGV[i]) end
+elseif op == 'remove' then
+  for i = 6, #ARGV do redis.call('ZREM', sockets, ARGV[i]) end
+end
+redis.call('ZREMRANGEBYSCORE', sockets, '-inf', '(' .. now)
+if redis.call('ZCARD', sockets) == 0 then
+  redis.call('ZREM', index, member)
+  if was then
+    redis.call('ZREM', online, guest)
+    return 'offline'
+  end
+  return false
+end
+local last = redis.call('ZRANGE', sockets, -1, -1, 'WITHSCORES')
+redis.call('ZADD', index, last[2], member)
+if op == 'connect' or not was then redis.call('ZADD', online, now, guest) end
+if was then return false end
+return 'online'
+`
+
+/**
+ * Records a page visit unless one was recorded for the guest within the interval (every gateway
+ * shares the gate). The gate holds the time it opens again, judged by the caller's clock (the
+ * same clock as the visits' `at`); its key outlives that by a minute and then goes.
+ */
+const PAGE_SCRIPT = `
+local now, interval = tonumber(ARGV[5]), tonumber(ARGV[2])
+local opens = redis.call('GET', KEYS[2])
+if opens and tonumber(opens) > now then return 0 end
+redis.call('SET', KEYS[2], now + interval, 'PX', interval + 60000)
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1
+`
+
 type Op = 'add' | 'remove' | 'away' | 'online' | 'touch' | 'sweep'
 
 declare module 'ioredis' {
@@ -68,7 +131,26 @@ declare module 'ioredis' {
       expiry: number,
       ...socketMembers: string[]
     ): import('ioredis').Result<string | null, Context>
+    parleyVisitorPresence(
+      sockets: string,
+      online: string,
+      index: string,
+      now: number,
+      guestId: string,
+      indexMember: string,
+      op: 'connect' | 'add' | 'remove' | 'sweep',
+      expiry: number,
+      ...socketMembers: string[]
+    ): import('ioredis').Result<string | null, Context>
+    parleyPageVisit(pages: string, gate: string, visit: string, intervalMs: number, keep: number, ttlS: number, now: number): import('ioredis').Result<number, Context>
   }
+}
+
+/** A visitor came online or went offline (announced as visitor:updated). */
+export interface VisitorChange {
+  workspaceId: string
+  guestId: string
+  status: 'online' | 'offline'
 }
 
 export interface PresenceChange {
@@ -110,6 +192,10 @@ export class PresenceStore implements PresenceWriter {
     this.entryTtlMs = opts.entryTtlMs
     this.now = opts.now ?? Date.now
     if (typeof (this.redis as { parleyPresence?: unknown }).parleyPresence !== 'function') this.redis.defineCommand('parleyPresence', { numberOfKeys: 4, lua: SCRIPT })
+    if (typeof (this.redis as { parleyVisitorPresence?: unknown }).parleyVisitorPresence !== 'function') {
+      this.redis.defineCommand('parleyVisitorPresence', { numberOfKeys: 3, lua: VISITOR_SCRIPT })
+      this.redis.defineCommand('parleyPageVisit', { numberOfKeys: 2, lua: PAGE_SCRIPT })
+    }
   }
 
   private entry(socketId: string) {
@@ -208,5 +294,100 @@ export class PresenceStore implements PresenceWriter {
       if (due.length < batch) break
     }
     return changes
+  }
+
+  // Visitors: the same mechanism, keyed by guest (layout in src/presence.ts).
+
+  private visitorArgs(workspaceId: string, guestId: string, op: 'connect' | 'add' | 'remove' | 'sweep', socketIds: string[], now: number) {
+    const p = this.prefix
+    return [
+      visitorPresenceKeys.sockets(p, guestId),
+      visitorPresenceKeys.online(p, workspaceId),
+      visitorPresenceKeys.index(p),
+      now,
+      guestId,
+      memberKey(workspaceId, guestId),
+      op,
+      now + this.entryTtlMs,
+      ...socketIds.map((s) => this.entry(s)),
+    ] as const
+  }
+
+  private visitorChange(workspaceId: string, guestId: string, status: string | null): VisitorChange | null {
+    return status ? { workspaceId, guestId, status: status as 'online' | 'offline' } : null
+  }
+
+  /** A visitor's socket connected on this gateway. */
+  async addVisitor(workspaceId: string, guestId: string, socketId: string): Promise<VisitorChange | null> {
+    const status = await this.redis.parleyVisitorPresence(...this.visitorArgs(workspaceId, guestId, 'connect', [socketId], this.now()))
+    return this.visitorChange(workspaceId, guestId, status)
+  }
+
+  /** A visitor's socket closed on this gateway. */
+  async removeVisitor(workspaceId: string, guestId: string, socketId: string): Promise<VisitorChange | null> {
+    const status = await this.redis.parleyVisitorPresence(...this.visitorArgs(workspaceId, guestId, 'remove', [socketId], this.now()))
+    return this.visitorChange(workspaceId, guestId, status)
+  }
+
+  /** The heartbeat for visitor sockets: `visitors` maps `${workspaceId}:${guestId}` -> socket ids. */
+  async touchVisitors(visitors: Map<string, Set<string>>): Promise<VisitorChange[]> {
+    if (visitors.size === 0) return []
+    const now = this.now()
+    const pipeline = this.redis.pipeline()
+    const order: { workspaceId: string; userId: string }[] = []
+    for (const [key, socketIds] of visitors) {
+      if (socketIds.size === 0) continue
+      const { workspaceId, userId } = splitMemberKey(key)
+      order.push({ workspaceId, userId })
+      pipeline.parleyVisitorPresence(...this.visitorArgs(workspaceId, userId, 'add', [...socketIds], now))
+    }
+    return this.visitorResults(await pipeline.exec(), order)
+  }
+
+  /** Marks offline the visitors whose every socket expired (their gateway died); safe on every gateway at once. */
+  async sweepVisitors(batch = 500): Promise<VisitorChange[]> {
+    const changes: VisitorChange[] = []
+    const index = visitorPresenceKeys.index(this.prefix)
+    for (let round = 0; round < 20; round++) {
+      const now = this.now()
+      const due = await this.redis.zrangebyscore(index, '-inf', `(${now}`, 'LIMIT', 0, batch)
+      if (due.length === 0) break
+      const pipeline = this.redis.pipeline()
+      const order = due.map(splitMemberKey)
+      for (const { workspaceId, userId } of order) pipeline.parleyVisitorPresence(...this.visitorArgs(workspaceId, userId, 'sweep', [], now))
+      changes.push(...this.visitorResults(await pipeline.exec(), order))
+      if (due.length < batch) break
+    }
+    return changes
+  }
+
+  private visitorResults(results: [Error | null, unknown][] | null, order: { workspaceId: string; userId: string }[]): VisitorChange[] {
+    const changes: VisitorChange[] = []
+    ;(results ?? []).forEach(([err, status], i) => {
+      if (err) throw err
+      const c = this.visitorChange(order[i].workspaceId, order[i].userId, status as string | null)
+      if (c) changes.push(c)
+    })
+    return changes
+  }
+
+  /**
+   * `page:visit`: keeps the last PAGE_VISITS_KEPT visits; false when the guest already sent one
+   * within PAGE_VISIT_INTERVAL_MS (dropped, on whichever gateway).
+   */
+  async recordPageVisit(guestId: string, visit: Omit<PageVisit, 'at'>): Promise<PageVisit | null> {
+    const now = this.now()
+    const entry: PageVisit = { ...visit, at: new Date(now).toISOString() }
+    const p = this.prefix
+    const recorded = await this.redis.parleyPageVisit(
+      visitorPresenceKeys.pages(p, guestId),
+      visitorPresenceKeys.pageGate(p, guestId),
+      JSON.stringify(entry),
+      PAGE_VISIT_INTERVAL_MS,
+      PAGE_VISITS_KEPT,
+      PAGE_VISITS_TTL_S,
+      now,
+    )
+    return recorded === 1 ? entry : null
   }
 }

@@ -145,7 +145,7 @@ export async function searchConversations(ctx: Ctx, args: { q: string; limit: nu
     let match = r.headline ? highlight(r.headline) : undefined
     if (!match) {
       if (pattern && r.guestName.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestName, term)
-      else if (pattern && r.guestEmail.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestEmail, term)
+      else if (pattern && r.guestEmail?.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestEmail, term)
       else match = escapeHtml(r.lastMessagePreview ?? '')
     }
     return { ...toConversationView(r), match }
@@ -362,7 +362,8 @@ async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset 
   const Q = bind(s.q)
   const tsq = `websearch_to_tsquery('simple', ${Q})`
   const notGuest = s.pattern
-    ? `JOIN guests g ON g.id = c.guest_id AND NOT (g.name ILIKE ${bind(s.pattern)} OR g.email ILIKE $${values.length})`
+    ? // COALESCE: a guest without an e-mail (null) must not turn the whole test into null and drop the row.
+      `JOIN guests g ON g.id = c.guest_id AND NOT (g.name ILIKE ${bind(s.pattern)} OR COALESCE(g.email, '') ILIKE $${values.length})`
     : ''
   const text = `
     WITH ranked AS (

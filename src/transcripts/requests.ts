@@ -1,7 +1,7 @@
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
-import { badRequest, conflict, forbidden, rateLimited } from '../errors.js'
+import { conflict, emailRequired, forbidden, rateLimited } from '../errors.js'
 import { TRANSCRIPT_QUEUE, type TranscriptJob } from './worker.js'
 
 /** Namespace of request ids derived from an Idempotency-Key (any fixed UUID). */
@@ -42,7 +42,7 @@ export async function requestTranscript(
   { email, idempotencyKey }: { email?: string; idempotencyKey?: string },
 ): Promise<TranscriptQueued> {
   const conversation = await findConversationForCaller(ctx, id)
-  const [guest] = await ctx.sql<{ email: string; verified: boolean }[]>`SELECT email, verified FROM guests WHERE id = ${conversation.guestId}`
+  const [guest] = await ctx.sql<{ email: string | null; verified: boolean }[]>`SELECT email, verified FROM guests WHERE id = ${conversation.guestId}`
   const guestEmail = guest?.email?.trim() ?? ''
   const caller = ctx.caller
   let target: string
@@ -51,6 +51,8 @@ export async function requestTranscript(
     target = email ?? guestEmail
     requestedBy = `member:${caller.userId}`
   } else if (caller.kind === 'visitor') {
+    // A guest without an address has nothing to send to: it gives one first (POST /auth, an offline message).
+    if (!guestEmail) throw emailRequired()
     if (email !== undefined && email.toLowerCase() !== guestEmail.toLowerCase()) {
       throw forbidden('A visitor may only send the transcript to its own e-mail address')
     }
@@ -59,7 +61,7 @@ export async function requestTranscript(
   } else {
     throw forbidden()
   }
-  if (!target) throw badRequest('The guest has no e-mail address: name one in email', 'EMAIL_REQUIRED')
+  if (!target) throw emailRequired()
 
   const limit = ctx.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
   const window = ctx.config.TRANSCRIPT_DEDUPE_WINDOW_S

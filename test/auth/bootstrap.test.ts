@@ -237,7 +237,8 @@ t.test('POST /auth validation', async (t) => {
   for (const [payload, message] of [
     [{ name: 'G', email: 'g@example.test' }, /missing field 'channelId'/],
     [{ channelId: ws.channelId, email: 'g@example.test' }, /missing field 'name'/],
-    [{ channelId: ws.channelId, name: 'G' }, /missing field 'email'/],
+    // email is optional (a visitor may chat before giving one), but an identityHash is a hash of it.
+    [{ channelId: ws.channelId, name: 'G', identityHash: 'a'.repeat(64) }, /field 'email' is required with identityHash/],
     [{ channelId: ws.channelId, name: 'G', email: 'nope' }, /email/],
     [{ channelId: ws.channelId, name: 'G', email: `${'a'.repeat(250)}@x.io` }, /email/],
     [{ channelId: ws.channelId, name: '', email: 'g@example.test' }, /name/],

@@ -129,6 +129,10 @@ t.test('npm start with nothing configured: the core flows on an embedded Postgre
   t.equal(visitor.status, 201)
   const guestHeaders = { 'x-visitor-session': visitor.body.visitorSession as string }
 
+  // Nobody connected yet: the widget says nobody is online.
+  const widgetOnline = async () => (await call(port, 'GET', `/support/widget/${channel.body.id}`, {})).body.online as boolean
+  t.equal(await widgetOnline(), false, 'the widget: nobody online before a member connects')
+
   // A member socket on the API's own port receives message:new; presence is kept in memory.
   const socket: Socket = connect(`http://127.0.0.1:${port}`, { auth: { token: jwt, workspaceId: ws.body.id }, transports: ['websocket'], reconnection: false })
   t.teardown(() => socket.close())
@@ -139,6 +143,24 @@ t.test('npm start with nothing configured: the core flows on an embedded Postgre
   const agents = await call(port, 'GET', '/conversations/available-agents', member)
   t.equal(agents.status, 200)
   t.match(agents.body.data, [{ userId: 'alice', presence: 'online' }], 'the connected member is online')
+  // The widget's answer is cached up to WIDGET_CACHE_MS (1 s): it turns within a couple of seconds.
+  await waitFor(widgetOnline, 5000, 200)
+  t.pass('GET /support/widget/:channelId says online:true while the member socket is connected')
+
+  // A visitor's socket on the same port: online in GET /visitors/online, its page visit recorded.
+  const visitorSocket: Socket = connect(`http://127.0.0.1:${port}`, { auth: { visitorSession: visitor.body.visitorSession }, transports: ['websocket'], reconnection: false })
+  t.teardown(() => visitorSocket.close())
+  await new Promise<void>((resolve, reject) => {
+    visitorSocket.once('connect', () => resolve())
+    visitorSocket.once('connect_error', reject)
+  })
+  const onlineIds = async () => ((await call(port, 'GET', '/visitors/online', member)).body.data as { id: string }[]).map((v) => v.id)
+  await waitFor(async () => (await onlineIds()).includes(visitor.body.guestId as string), 5000, 100)
+  t.same(await onlineIds(), [visitor.body.guestId], 'GET /visitors/online lists the connected visitor')
+  const ack = await visitorSocket.timeout(5000).emitWithAck('page:visit', { url: 'https://shop.example/pricing', title: 'Pricing' })
+  t.same(ack, { ok: true, recorded: true }, 'page:visit recorded')
+  const profile = await call(port, 'GET', `/visitors/${visitor.body.guestId}`, member)
+  t.match(profile.body, { online: true, currentPage: { url: 'https://shop.example/pricing', title: 'Pricing' }, pageVisits: [{ title: 'Pricing' }] })
 
   const conv = await call(port, 'POST', '/conversations', guestHeaders, { channelId: channel.body.id, guestId: visitor.body.guestId })
   t.equal(conv.status, 201)

@@ -236,6 +236,7 @@ interface World {
 function pathPool(world: World, op: Operation, name: string): string[] {
   if (name === 'userId') return [world.ws.agent.userId, world.spareMember]
   if (name === 'guestId') return [world.guest.guestId]
+  if (name === 'channelId') return [world.ws.channelId]
   if (name === 'id' && op.path.startsWith('/channels')) return [world.ws.channelId]
   if (name === 'id' && op.path.startsWith('/canned-responses')) return world.canned
   if (name === 'id' && op.path.startsWith('/mentions')) return world.mentions

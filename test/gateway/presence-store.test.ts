@@ -146,3 +146,29 @@ t.test('announced transitions always match the derived status (model check)', as
   )
   t.pass('model and Redis agree')
 })
+
+t.test('visitors: same mechanism; each transition once, whichever gateways race', async (t) => {
+  const { readOnlineVisitors, visitorPresenceKeys } = await import('../../src/presence.js')
+  const prefix = newPrefix()
+  const clock = { now: 2_000_000 }
+  const [dead, ...alive] = gateways(5, prefix, clock)
+  const ws = randomUUID()
+  const guests = Array.from({ length: 60 }, () => randomUUID())
+  const up = await Promise.all(guests.map((g) => dead.addVisitor(ws, g, `s-${g}`)))
+  t.equal(up.filter((c) => c?.status === 'online').length, guests.length, 'first socket: online, once each')
+  t.equal(await dead.addVisitor(ws, guests[0], 'second-tab'), null, 'a second tab: nothing')
+  t.equal(await dead.removeVisitor(ws, guests[0], 'second-tab'), null, 'closing one of two: nothing')
+  clock.now += 1
+  await alive[0].addVisitor(ws, guests[1], 'live-tab')
+  t.same((await readOnlineVisitors(clients[1], prefix, ws, 500, clock.now))[0], guests[1], 'the newest connection comes first')
+
+  clock.now += 1500
+  await alive[0].touchVisitors(new Map([[`${ws}:${guests[1]}`, new Set(['live-tab'])]]))
+  const swept = (await Promise.all(alive.map((g) => g.sweepVisitors(7)))).flat()
+  t.same(swept.map((c) => c.guestId).sort(), guests.filter((g) => g !== guests[1]).sort(), 'one offline per visitor of the dead gateway')
+  t.ok(swept.every((c) => c.status === 'offline' && c.workspaceId === ws))
+  t.same(await readOnlineVisitors(clients[1], prefix, ws, 500, clock.now), [guests[1]])
+  t.equal(await clients[1].exists(visitorPresenceKeys.sockets(prefix, guests[2])), 0, 'no keys left behind')
+  t.same(await clients[1].zrange(visitorPresenceKeys.index(prefix), '0', '-1'), [`${ws}:${guests[1]}`])
+  t.same(await alive[0].removeVisitor(ws, guests[1], 'live-tab'), { workspaceId: ws, guestId: guests[1], status: 'offline' })
+})

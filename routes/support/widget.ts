@@ -1,0 +1,30 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { limits } from '../../plugins/rate-limit.js'
+import { errorResponses } from '../../schemas/common.js'
+import { WidgetConfig } from '../../schemas/support.js'
+import { notModified, widgetConfig } from '../../src/support/widget.js'
+
+/** /support/widget/:channelId: the widget's configuration, asked on every page load. */
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/widget/:channelId',
+    {
+      config: { access: 'public', rateLimit: limits.support(app.config) },
+      schema: {
+        tags: ['support'],
+        summary: "A channel's widget configuration: look, online, office hours (ETag, cacheable 30 s)",
+        params: Type.Object({ channelId: Type.String() }),
+        response: { 200: WidgetConfig, 304: Type.Null({ description: 'Not modified (If-None-Match)' }), ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const token = request.headers['x-channel-token']
+      const { body, etag } = await widgetConfig(request.ctx, request.params.channelId, typeof token === 'string' ? token : undefined)
+      reply.header('etag', etag).header('cache-control', 'public, max-age=30')
+      if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
+      return body
+    },
+  )
+}
+export default routes

@@ -1,0 +1,71 @@
+import type { JobWithMetadata } from 'pg-boss'
+import type { Ctx } from '../context.js'
+import type { QueueDefinition } from '../jobs.js'
+
+export const OFFLINE_MAIL_QUEUE = 'offline-message-mail'
+
+export interface OfflineMailJob {
+  conversationId: string
+  /** The owner or admin to tell. */
+  userId: string
+}
+
+/**
+ * Tells an owner or admin about an offline message. Same retry policy as transcript mail
+ * (TRANSCRIPT_RETRY_*: backoff from 30 s to 1 h, 16 retries), so an SMTP outage of hours loses
+ * nothing. Rendered at send time from the database: a member disabled or removed since, or a
+ * conversation deleted since, gets no mail.
+ */
+export const offlineMail: QueueDefinition<OfflineMailJob> = {
+  name: OFFLINE_MAIL_QUEUE,
+  options: (config) => ({
+    retryLimit: config.TRANSCRIPT_RETRY_LIMIT,
+    retryDelay: config.TRANSCRIPT_RETRY_DELAY_S,
+    retryBackoff: true,
+    retryDelayMax: config.TRANSCRIPT_RETRY_DELAY_MAX_S,
+    expireInSeconds: 600,
+    deleteAfterSeconds: 7 * 24 * 3600,
+  }),
+  handle: deliver,
+}
+
+interface MailFacts {
+  memberEmail: string
+  guestName: string
+  guestEmail: string | null
+  body: string
+  createdAt: string
+}
+
+/** Header values come from people: one line, bounded. */
+const oneLine = (s: string, max = 120) => s.replace(/[\r\n\t]+/g, ' ').slice(0, max)
+
+async function deliver(ctx: Ctx, job: JobWithMetadata<OfflineMailJob>): Promise<void> {
+  const { conversationId, userId } = job.data
+  const log = ctx.log.child({ jobId: job.id, conversationId, attempt: job.retryCount + 1 })
+  const [facts] = await ctx.sql<MailFacts[]>`
+    SELECT m.email AS "memberEmail", g.name AS "guestName", g.email AS "guestEmail", first.body, c.created_at AS "createdAt"
+    FROM conversations c
+    JOIN guests g ON g.id = c.guest_id
+    JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = ${userId} AND m.status = 'active'
+    CROSS JOIN LATERAL (
+      SELECT body FROM messages WHERE conversation_id = c.id ORDER BY created_at, id LIMIT 1
+    ) first
+    WHERE c.id = ${conversationId} AND c.deleted_at IS NULL`
+  if (!facts || !facts.memberEmail) {
+    log.info('offline message mail not sent: member or conversation gone')
+    return
+  }
+  const link = new URL(`/conversations/${conversationId}`, ctx.config.APP_URL).toString()
+  const from = facts.guestEmail ? `${facts.guestName} <${facts.guestEmail}>` : `${facts.guestName} (no e-mail address given)`
+  await ctx.mailer.send({
+    to: facts.memberEmail,
+    subject: `Offline message from ${oneLine(facts.guestName)}`,
+    // One Message-ID per conversation and member: a resend after a crash is recognisable.
+    messageId: `<offline-${conversationId}-${Buffer.from(userId).toString('hex').slice(0, 64)}@parley.invalid>`,
+    headers: { 'Auto-Submitted': 'auto-generated', 'X-Parley-Conversation': conversationId },
+    ...(facts.guestEmail ? { replyTo: { name: oneLine(facts.guestName), address: facts.guestEmail } } : {}),
+    text: `A visitor left a message while nobody was online.\n\nFrom: ${from}\n\n${facts.body}\n\nOpen the conversation: ${link}\n`,
+  })
+  log.info({ mode: ctx.mailer.mode }, 'offline message mail sent')
+}
