@@ -1,26 +1,22 @@
 import t from 'tap'
-import { recordCsat } from '../../src/analytics/record.js'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
 import { steps } from './fixtures.js'
 
 /**
- * CSAT in the metrics. POST /support/csat (issue 17) is not built yet: this calls recordCsat the
- * way its domain function will, inside the transaction that writes the rating, then reads the
- * metrics through HTTP.
+ * CSAT in the metrics: ratings given and replaced through POST /support/csat (rateConversation
+ * records the sample in the rating's transaction), read back through the analytics routes.
  */
 t.test('csat: responses, average, satisfied share; a replaced rating counts once', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const s = steps(app)
   const g = await seedGuest(app, ws)
-  const rate = async (conversationId: string, rating: number) =>
-    app.deps.sql.begin(async (tx) => {
-      const [c] = await tx<{ id: string; workspaceId: string; channelId: string; assignedAgentId: string | null; at: string }[]>`
-        SELECT id, workspace_id AS "workspaceId", channel_id AS "channelId", assigned_agent_id AS "assignedAgentId",
-               clock_timestamp() AS at
-        FROM conversations WHERE id = ${conversationId} FOR UPDATE`
-      await recordCsat(tx, c, rating, c.at)
-    })
+  const enabled = await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { csatEnabled: true } } })
+  t.equal(enabled.statusCode, 200)
+  const rate = async (conversationId: string, rating: number) => {
+    const res = await app.inject({ method: 'POST', url: '/support/csat', headers: g.headers, payload: { conversationId, rating } })
+    t.ok([200, 201].includes(res.statusCode), `rating ${rating}: ${res.statusCode}`)
+  }
   const ids: string[] = []
   for (const rating of [5, 4, 2]) {
     const c = await s.start(g)
@@ -43,4 +39,20 @@ t.test('csat: responses, average, satisfied share; a replaced rating counts once
   t.match(csv.body, new RegExp(`${ids[2]},.*,3\\r\\n`), 'the CSV shows the current rating')
   await s.remove(ids[0], ws.owner)
   t.same((await s.get(`/analytics/summary?${range}`, ws.owner)).current.csat, { responses: 2, average: 3.5, satisfiedShare: 0.5 })
+})
+
+t.test('an offline message counts as a created conversation and a received message, once', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const s = steps(app)
+  const g = await seedGuest(app, ws)
+  const res = await app.inject({ method: 'POST', url: '/support/offline-message', headers: g.headers, payload: { body: 'Are you open on Sunday?' } })
+  t.equal(res.statusCode, 201)
+  const now = Date.now()
+  const range = `from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 3_600_000).toISOString()}`
+  const m = (await s.get(`/analytics/summary?${range}`, ws.owner)).current
+  t.equal(m.conversationsCreated, 1)
+  t.equal(m.messagesReceived, 1)
+  const live = await s.get('/analytics/live', ws.owner)
+  t.same([live.open, live.unattended, live.waiting], [1, 1, 1], 'waiting on the team, with no reply yet')
 })
