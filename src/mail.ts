@@ -1,4 +1,5 @@
 import nodemailer, { type SendMailOptions } from 'nodemailer'
+import type { Queue } from 'pg-boss'
 import type { Config } from './config.js'
 import type { Log } from './context.js'
 
@@ -43,5 +44,22 @@ export function createMailer(config: Config, log: Log): Mailer {
       return { messageId: info.messageId }
     },
     close: () => {},
+  }
+}
+
+/**
+ * The retry policy of every durable mail queue (transcripts, offline messages, mentions):
+ * exponential backoff from TRANSCRIPT_RETRY_DELAY_S up to TRANSCRIPT_RETRY_DELAY_MAX_S,
+ * TRANSCRIPT_RETRY_LIMIT retries (defaults 30 s .. 1 h, 16: about 10 hours of SMTP outage lose
+ * nothing). A job active for longer than expireInSeconds (its worker died) is retried by pg-boss.
+ */
+export function mailQueueOptions(config: Config): Omit<Queue, 'name'> {
+  return {
+    retryLimit: config.TRANSCRIPT_RETRY_LIMIT,
+    retryDelay: config.TRANSCRIPT_RETRY_DELAY_S,
+    retryBackoff: true,
+    retryDelayMax: config.TRANSCRIPT_RETRY_DELAY_MAX_S,
+    expireInSeconds: 600,
+    deleteAfterSeconds: 7 * 24 * 3600,
   }
 }

@@ -1,6 +1,7 @@
 import type { JobWithMetadata } from 'pg-boss'
 import type { Ctx } from '../context.js'
 import type { QueueDefinition } from '../jobs.js'
+import { mailQueueOptions } from '../mail.js'
 
 export const MENTION_QUEUE = 'mention-mail'
 
@@ -15,14 +16,7 @@ export interface MentionJob {
  */
 export const mentionMail: QueueDefinition<MentionJob> = {
   name: MENTION_QUEUE,
-  options: () => ({
-    retryLimit: 12,
-    retryDelay: 30,
-    retryBackoff: true,
-    retryDelayMax: 3600,
-    expireInSeconds: 300,
-    deleteAfterSeconds: 7 * 24 * 3600,
-  }),
+  options: mailQueueOptions,
   handle: deliver,
 }
 

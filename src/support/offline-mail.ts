@@ -1,6 +1,7 @@
 import type { JobWithMetadata } from 'pg-boss'
 import type { Ctx } from '../context.js'
 import type { QueueDefinition } from '../jobs.js'
+import { mailQueueOptions } from '../mail.js'
 
 export const OFFLINE_MAIL_QUEUE = 'offline-message-mail'
 
@@ -11,21 +12,13 @@ export interface OfflineMailJob {
 }
 
 /**
- * Tells an owner or admin about an offline message. Same retry policy as transcript mail
- * (TRANSCRIPT_RETRY_*: backoff from 30 s to 1 h, 16 retries), so an SMTP outage of hours loses
- * nothing. Rendered at send time from the database: a member disabled or removed since, or a
+ * Tells an owner or admin about an offline message, with the retry policy of every durable
+ * mail queue (mailQueueOptions), so an SMTP outage of hours loses nothing. Rendered at send time from the database: a member disabled or removed since, or a
  * conversation deleted since, gets no mail.
  */
 export const offlineMail: QueueDefinition<OfflineMailJob> = {
   name: OFFLINE_MAIL_QUEUE,
-  options: (config) => ({
-    retryLimit: config.TRANSCRIPT_RETRY_LIMIT,
-    retryDelay: config.TRANSCRIPT_RETRY_DELAY_S,
-    retryBackoff: true,
-    retryDelayMax: config.TRANSCRIPT_RETRY_DELAY_MAX_S,
-    expireInSeconds: 600,
-    deleteAfterSeconds: 7 * 24 * 3600,
-  }),
+  options: mailQueueOptions,
   handle: deliver,
 }
 

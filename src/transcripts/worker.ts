@@ -2,6 +2,7 @@ import { Readable } from 'node:stream'
 import type { JobWithMetadata } from 'pg-boss'
 import type { Ctx } from '../context.js'
 import type { QueueDefinition } from '../jobs.js'
+import { mailQueueOptions } from '../mail.js'
 import { findConversationView } from '../conversations/view.js'
 import { renderTranscript } from './render.js'
 
@@ -12,20 +13,11 @@ export interface TranscriptJob {
 }
 
 /**
- * The transcript mail queue. Retry policy: exponential backoff from TRANSCRIPT_RETRY_DELAY_S up to
- * TRANSCRIPT_RETRY_DELAY_MAX_S (defaults 30 s .. 1 h, 16 retries: about 10 hours of SMTP outage).
- * A job active for longer than expireInSeconds (its worker died) is retried by pg-boss's supervisor.
+ * The transcript mail queue, with the retry policy of every durable mail queue (mailQueueOptions).
  */
 export const transcriptMail: QueueDefinition<TranscriptJob> = {
   name: TRANSCRIPT_QUEUE,
-  options: (config) => ({
-    retryLimit: config.TRANSCRIPT_RETRY_LIMIT,
-    retryDelay: config.TRANSCRIPT_RETRY_DELAY_S,
-    retryBackoff: true,
-    retryDelayMax: config.TRANSCRIPT_RETRY_DELAY_MAX_S,
-    expireInSeconds: 600,
-    deleteAfterSeconds: 7 * 24 * 3600,
-  }),
+  options: mailQueueOptions,
   handle: deliver,
 }
 
