@@ -62,7 +62,10 @@ async function setup(): Promise<void> {
   $('workspace').textContent = `Workspace ${state.workspaceId}, channel ${channel.id}`
   const shop = $<HTMLIFrameElement>('shop')
   const src = `/demo/shop?channelId=${channel.id}&channelToken=${encodeURIComponent(channel.channelToken)}`
-  if (shop.getAttribute('src') !== src) shop.src = src
+  if (shop.getAttribute('src') !== src) {
+    shop.removeAttribute('srcdoc') // srcdoc wins over src while present
+    shop.src = src
+  }
   connect()
   await refresh()
   status('Signed in. Write in the shop\'s chat, then answer here.')
