@@ -41,7 +41,7 @@ t.test('on another origin: a visitor writes, the agent answers over REST, the re
 
   await page.keyboard.type('Hello from the widget')
   await page.keyboard.press('Enter')
-  await page.locator('li.GUEST:not(.pending)', { hasText: 'Hello from the widget' }).waitFor()
+  await page.locator('li.GUEST[data-id]', { hasText: 'Hello from the widget' }).waitFor()
 
   const [guest] = await sql<{ id: string; name: string; email: string }[]>`SELECT id, name, email FROM guests WHERE channel_id = ${acme.channelId}`
   t.match(guest, { name: 'Wanda Widget', email: 'wanda@example.test' }, 'POST /auth made the guest from the host page settings')
@@ -74,7 +74,7 @@ t.test('on another origin: a visitor writes, the agent answers over REST, the re
   t.ok(await page.locator('.badge').isHidden(), 'opening clears the badge')
   await page.keyboard.type('Yes, still here')
   await page.keyboard.press('Enter')
-  await page.locator('li.GUEST:not(.pending)', { hasText: 'Yes, still here' }).waitFor()
+  await page.locator('li.GUEST[data-id]', { hasText: 'Yes, still here' }).waitFor()
   t.equal((await sql`SELECT 1 FROM guests WHERE channel_id = ${acme.channelId}`).length, 1, 'one guest')
   t.equal((await sql`SELECT 1 FROM conversations WHERE guest_id = ${guest.id}`).length, 1, 'one conversation')
   t.equal((await sql`SELECT 1 FROM messages WHERE conversation_id = ${conversation.id}`).length, 4)
@@ -96,7 +96,7 @@ t.test('a send whose answer is lost is retried with the same clientMessageId: on
   await page.locator('.launcher').click()
   await page.locator('textarea[aria-label="Type your message"]').fill('Only once, please')
   await page.keyboard.press('Enter')
-  await page.locator('li.GUEST:not(.pending)', { hasText: 'Only once, please' }).waitFor({ timeout: 15_000 })
+  await page.locator('li.GUEST[data-id]', { hasText: 'Only once, please' }).waitFor({ timeout: 15_000 })
   t.equal(dropped, 1, 'the first answer was lost')
   const rows = await sql<{ body: string }[]>`
     SELECT m.body FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.channel_id = ${shop.channelId}`

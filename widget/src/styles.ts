@@ -42,7 +42,8 @@ form { margin: 0; }
 .composer { border-top: 1px solid #d0d7de; padding: 8px; display: flex; gap: 6px; align-items: flex-end; background: #fff; }
 .composer.drop { outline: 3px dashed var(--accent); outline-offset: -4px; }
 textarea { flex: 1; resize: none; border: 1px solid #d0d7de; border-radius: 8px; padding: 7px 9px; min-height: 38px; max-height: 120px; }
-.icon { background: none; border: 0; padding: 6px; color: #57606a; font-size: 18px; }
+.icon { background: none; border: 0; padding: 6px; color: #57606a; line-height: 0; }
+.icon svg { width: 22px; height: 22px; fill: currentColor; }
 .send { background: var(--accent); color: #fff; border: 0; border-radius: 8px; padding: 8px 12px; font-weight: 600; }
 .send:disabled { opacity: .5; cursor: default; }
 .uploads { padding: 0 8px; background: #fff; }

@@ -21,6 +21,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   return el
 }
 
+const CLIP =
+  '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M16.5 6.5v10a4.5 4.5 0 0 1-9 0V5a3 3 0 0 1 6 0v10.5a1.5 1.5 0 0 1-3 0V6.5H9v9a3 3 0 0 0 6 0V5a4.5 4.5 0 0 0-9 0v11.5a6 6 0 0 0 12 0v-10z"/></svg>'
 const ICON =
   '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>'
 
@@ -39,7 +41,7 @@ export class View {
   readonly body = h('div', { class: 'body' }, this.greeting, this.thread, this.note, this.extra)
   readonly uploads = h('div', { class: 'uploads', 'aria-live': 'polite' })
   readonly file = h('input', { type: 'file', multiple: true, hidden: true, 'aria-hidden': 'true', tabindex: '-1' })
-  readonly attach = h('button', { class: 'icon', type: 'button', 'aria-label': 'Attach a file' }, '📎')
+  readonly attach = h('button', { class: 'icon', type: 'button', 'aria-label': 'Attach a file', title: 'Attach a file (or drop or paste one)' })
   readonly input = h('textarea', { rows: '1', 'aria-label': 'Type your message', placeholder: 'Type your message…', maxlength: '10000' })
   readonly send = h('button', { class: 'send', type: 'submit' }, 'Send')
   readonly composer = h('form', { class: 'composer', 'aria-label': 'Send a message' }, this.file, this.attach, this.input, this.send)
@@ -60,7 +62,8 @@ export class View {
     const shadow = this.host.attachShadow({ mode: 'open' })
     const style = document.createElement('style')
     style.textContent = css
-    this.launcher.innerHTML = ICON // a constant of this file, not data
+    this.launcher.innerHTML = ICON // constants of this file, not data
+    this.attach.innerHTML = CLIP
     this.launcher.append(this.badge)
     this.root = h('div', { class: 'root' }, this.launcher, this.panel)
     shadow.append(style, this.root)
@@ -92,7 +95,7 @@ export function messageItem(m: Message, onFile: (a: Attachment, into?: HTMLImage
   if (m.senderType === 'AGENT') li.append(h('span', { class: 'who' }, m.senderName))
   if (m.body) li.append(m.body)
   for (const a of m.attachments ?? []) {
-    const link = h('button', { class: 'file', type: 'button', 'aria-label': `Open ${a.filename}` }, `📄 ${a.filename} (${size(a.size)})`)
+    const link = h('button', { class: 'file', type: 'button', 'aria-label': `Open ${a.filename}` }, `${a.filename} (${size(a.size)})`)
     link.addEventListener('click', () => onFile(a))
     li.append(link)
     if (a.contentType.startsWith('image/')) {

@@ -58,6 +58,9 @@ export class Widget {
   private lastVisit = 0
   private visitTimer: ReturnType<typeof setTimeout> | undefined
   private open = false
+  private ready: Promise<void> = Promise.resolve()
+  /** Shown under an open conversation (after an offline message). */
+  private notice = ''
 
   constructor(private readonly opts: Options) {
     this.api = new Api(opts.apiUrl, opts.channelToken)
@@ -83,15 +86,21 @@ export class Widget {
     this.wire()
     this.saved = load(this.opts.channelId)
     this.view.setUnread(this.saved?.unread ?? 0)
-    try {
-      await this.session()
-    } catch {
-      this.view.note.textContent = 'Chat is unavailable right now.'
-      return
-    }
-    this.connect()
-    await this.restore()
-    this.render()
+    // The launcher works at once; what needs the session waits for `ready`.
+    this.ready = this.session().then(async () => {
+      this.connect()
+      await this.restore()
+      this.render()
+    })
+    await this.ready.catch(() => (this.view.note.textContent = 'Chat is unavailable right now.'))
+  }
+
+  /** Session, socket and restored conversation; after a failed start, the session is tried again. */
+  private async whenReady(): Promise<void> {
+    await this.ready.catch(async () => {
+      this.ready = this.session().then(() => this.connect())
+      await this.ready
+    })
   }
 
   // ---------------------------------------------------------------- session and conversation
@@ -174,6 +183,7 @@ export class Widget {
   }
 
   private async ensureConversation(): Promise<Conversation> {
+    await this.whenReady()
     if (this.conversation) return this.conversation
     const saved = this.saved!
     try {
@@ -205,7 +215,7 @@ export class Widget {
     this.readyFiles = []
     this.view.uploads.querySelectorAll('.upload.done').forEach((el) => el.remove())
     const draft = { body: text, clientMessageId: uuid(), attachmentIds: files.length ? files.map((f) => f.id) : undefined }
-    const li = h('li', { class: 'GUEST pending', 'aria-busy': 'true' }, text, ...files.map((f) => h('span', { class: 'file' }, `📄 ${f.filename}`)))
+    const li = h('li', { class: 'GUEST pending', 'aria-busy': 'true' }, text, ...files.map((f) => h('span', { class: 'file' }, f.filename)))
     this.view.thread.append(li)
     this.view.scrollToEnd()
     await this.deliver(draft, li)
@@ -278,6 +288,7 @@ export class Widget {
   // ---------------------------------------------------------------- live events
 
   private connect(): void {
+    if (this.socket) return
     const socket = io(this.opts.gatewayUrl, {
       auth: (cb) => cb({ visitorSession: this.api.session }),
       transports: ['websocket'], // no sticky sessions needed behind a balancer (docs/realtime.md)
@@ -361,16 +372,18 @@ export class Widget {
     this.view.status.textContent = away ? c.awayMessage || 'We are away right now' : REPLY_TIME[c.expectedReplyTime] ?? REPLY_TIME.minutes
   }
 
-  /** Which of chat, rating and offline form the panel shows now. */
+  /**
+   * What the panel shows now: the chat; after a resolution, the rating card (CSAT on); when
+   * nobody is online and no conversation is open, the offline form instead of the composer.
+   */
   private render(): void {
     const c = this.conversation
     const offline = !this.config.online && (!c || resolved(c))
-    const rating = this.config.csatEnabled && resolved(c)
     this.view.composer.hidden = offline
     this.view.extra.replaceChildren()
-    this.view.note.textContent = resolved(c) ? 'This conversation is resolved. Write again to reopen it.' : ''
+    this.view.note.textContent = resolved(c) ? 'This conversation is resolved. Write again to reopen it.' : c ? this.notice : ''
+    if (c && resolved(c) && this.config.csatEnabled) this.view.extra.append(this.ratingCard(c.id))
     if (offline) this.view.extra.append(this.offlineForm())
-    else if (rating && c) this.view.extra.append(this.ratingCard(c.id))
   }
 
   private offlineForm(): HTMLFormElement {
@@ -394,13 +407,14 @@ export class Widget {
       const text = body.value.trim()
       if (!text) return void body.focus()
       error.textContent = ''
-      void retrying(() => this.api.offlineMessage(text, email.value.trim() || undefined)).then(
+      void this.whenReady()
+        .then(() => retrying(() => this.api.offlineMessage(text, email.value.trim() || undefined)))
+        .then(
         async ({ data }) => {
+          this.notice = 'Thanks! We will get back to you by e-mail.'
           this.setConversation(data)
           await this.loadMessages().catch(() => undefined)
           this.render()
-          this.view.composer.hidden = true
-          this.view.note.textContent = 'Thanks! We will get back to you by e-mail.'
         },
         (err: unknown) => (error.textContent = err instanceof ApiError ? err.message : 'Could not send, try again.'),
       )
