@@ -2,6 +2,7 @@
 // origin, against the real API and a real gateway process.
 import t from 'tap'
 import { seedWorkspace } from '../helper.js'
+import { connect } from '../gateway/fixtures.js'
 import { hostSite, launchBrowser, newPage, SCREENSHOTS, snippet, startStack } from './browser.js'
 
 const stack = await startStack(t)
@@ -20,6 +21,7 @@ const hostilePage = (body: string) => `<!doctype html><html><head><title>Acme sh
 
 t.test('on another origin: a visitor writes, the agent answers over REST, the reply shows live; the badge counts while closed; a reload resumes', async (t) => {
   const acme = await seedWorkspace(app, 'Acme')
+  await connect(t, stack.gateway.url, { token: acme.agent.token, workspaceId: acme.workspaceId }) // someone is online
   const site = await hostSite(t, { '/': hostilePage(snippet(stack, acme, { name: 'Wanda Widget', email: 'wanda@example.test' })) })
   const page = await newPage(t, browser)
   await page.goto(site + '/')
@@ -82,6 +84,7 @@ t.test('on another origin: a visitor writes, the agent answers over REST, the re
 
 t.test('a send whose answer is lost is retried with the same clientMessageId: one message, shown once', async (t) => {
   const shop = await seedWorkspace(app, 'Retry shop')
+  await connect(t, stack.gateway.url, { token: shop.agent.token, workspaceId: shop.workspaceId })
   const site = await hostSite(t, { '/': `<!doctype html><title>Shop</title><body>${snippet(stack, shop, { email: 'ray@example.test' })}</body>` })
   const page = await newPage(t, browser)
   let dropped = 0

@@ -60,27 +60,34 @@ async function setup(): Promise<void> {
   const channels = await api<{ data: { id: string; channelToken: string; active: boolean }[] }>('GET', '/channels')
   const channel = channels.data.find((c) => c.active) ?? (await api<{ id: string; channelToken: string }>('POST', '/channels', { name: 'Shop website' }))
   $('workspace').textContent = `Workspace ${state.workspaceId}, channel ${channel.id}`
+  // Online before the shop loads: the widget reads `online` when it starts.
+  await connect()
   const shop = $<HTMLIFrameElement>('shop')
   const src = `/demo/shop?channelId=${channel.id}&channelToken=${encodeURIComponent(channel.channelToken)}`
   if (shop.getAttribute('src') !== src) {
     shop.removeAttribute('srcdoc') // srcdoc wins over src while present
     shop.src = src
   }
-  connect()
   await refresh()
   status('Signed in. Write in the shop\'s chat, then answer here.')
 }
 
-function connect(): void {
+/** Resolves at the first connection (or failure: the pane still works without live updates). */
+function connect(): Promise<void> {
   state.socket?.disconnect()
   const gateway = document.body.dataset.gatewayUrl || location.origin
   const socket = io(gateway, { auth: { token: state.token, workspaceId: state.workspaceId }, transports: ['websocket'] })
   state.socket = socket
+  const first = new Promise<void>((resolve) => {
+    socket.once('connect', () => resolve())
+    socket.once('connect_error', () => resolve())
+  })
   socket.on('connect', () => ($('live').textContent = 'live'))
   socket.on('disconnect', () => ($('live').textContent = 'offline'))
   socket.on('connect_error', (err: Error) => ($('live').textContent = `gateway: ${err.message}`))
   socket.on('message:new', () => void refresh())
   socket.on('conversation:updated', () => void refresh())
+  return first
 }
 
 async function refresh(): Promise<void> {

@@ -71,6 +71,14 @@ export class Widget {
     return `${this.opts.email ?? ''}|${this.opts.identityHash ?? ''}`
   }
 
+  /** Who is online changes: asked again on every open (the browser's cache keeps it cheap). */
+  private async refreshConfig(): Promise<void> {
+    const before = this.config.online
+    this.config = (await this.api.config(this.opts.channelId).catch(() => undefined))?.data ?? this.config
+    this.applyConfig()
+    if (this.config.online !== before) this.render()
+  }
+
   async start(): Promise<void> {
     try {
       this.config = (await this.api.config(this.opts.channelId)).data
@@ -455,6 +463,7 @@ export class Widget {
     this.open = open
     this.view.setOpen(open)
     if (open) {
+      void this.refreshConfig()
       void this.markSeen()
       this.view.scrollToEnd()
       const first = this.view.composer.hidden ? this.view.extra.querySelector<HTMLElement>('input, textarea, button') : this.view.input
