@@ -1,10 +1,12 @@
-// `npm run build`: writes the widget bundle where the compiled server reads it (dist/widget/widget.js).
+// `npm run build`: writes the bundles where the compiled server reads them (dist/widget/).
 import { mkdir, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { buildWidget } from '../src/widget/bundle.js'
+import { join } from 'node:path'
+import { buildDemoAgent, buildWidget } from '../src/widget/bundle.js'
 
-const out = join(process.argv[2] ?? 'dist', 'widget', 'widget.js')
-await mkdir(dirname(out), { recursive: true })
-const code = await buildWidget()
-await writeFile(out, code)
-console.log(`${out}: ${code.length} bytes`)
+const dir = join(process.argv[2] ?? 'dist', 'widget')
+await mkdir(dir, { recursive: true })
+for (const [name, build] of [['widget.js', buildWidget], ['demo-agent.js', buildDemoAgent]] as const) {
+  const code = await build()
+  await writeFile(join(dir, name), code)
+  console.log(`${join(dir, name)}: ${code.length} bytes`)
+}

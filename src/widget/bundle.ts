@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url'
  * widget.js: the browser widget (widget/src, TypeScript) bundled with its Socket.IO client into
  * one minified file. Under tsx (development, tests, `npm start` from a clone) it is built in
  * memory with esbuild on first use; the compiled image serves the file `npm run build` wrote
- * (dist/widget/widget.js), so production needs neither esbuild nor the sources.
+ * (dist/widget/widget.js, and the demo's dist/widget/demo-agent.js), so production needs neither
+ * esbuild nor the sources.
  */
 export interface WidgetBundle {
   code: Buffer
@@ -70,9 +71,12 @@ export function notModified(bundle: WidgetBundle, ifNoneMatch: string | undefine
 
 let agent: Promise<Buffer> | undefined
 
-/** The demo's agent pane script (widget/demo/agent.ts), development only: never prebuilt. */
+export const buildDemoAgent = () => bundle('widget/demo/agent.ts')
+export const PREBUILT_DEMO_AGENT = fileURLToPath(new URL('widget/demo-agent.js', root))
+
+/** The demo's agent pane script (widget/demo/agent.ts): built on first use, or read when compiled. */
 export function demoAgentBundle(): Promise<Buffer> {
-  agent ??= bundle('widget/demo/agent.ts')
+  agent ??= compiled ? readFile(PREBUILT_DEMO_AGENT) : buildDemoAgent()
   agent.catch(() => (agent = undefined))
   return agent
 }
