@@ -3,7 +3,7 @@
 import t from 'tap'
 import { seedWorkspace } from '../helper.js'
 import { connect } from '../gateway/fixtures.js'
-import { hostSite, launchBrowser, newPage, SCREENSHOTS, snippet, startStack } from './browser.js'
+import { hostSite, launchBrowser, newPage, snippet, startStack } from './browser.js'
 
 const stack = await startStack(t)
 const { app } = stack
@@ -57,7 +57,6 @@ t.test('on another origin: a visitor writes, the agent answers over REST, the re
   t.equal(reply.statusCode, 201)
   await page.locator('li.AGENT', { hasText: 'Hi Wanda, how can I help?' }).waitFor({ timeout: 10_000 })
   t.match(await page.locator('li.AGENT .who').first().textContent(), 'Agnes Agent', "the agent's name is shown")
-  if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/widget-open.png` })
 
   // Escape closes and gives the focus back to the launcher; the next reply raises the badge.
   await page.keyboard.press('Escape')

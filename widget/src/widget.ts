@@ -151,7 +151,8 @@ export class Widget {
   }
 
   private setConversation(c: Conversation | undefined): void {
-    if (c?.id !== this.conversation?.id) {
+    // Another conversation replaces the thread; the first one keeps what is being sent into it.
+    if (this.conversation && c?.id !== this.conversation.id) {
       this.rendered.clear()
       this.view.thread.replaceChildren()
     }
@@ -240,7 +241,8 @@ export class Widget {
       else {
         const done = messageItem(data, (a, img) => void this.openFile(a, img))
         this.rendered.set(data.id, done)
-        li.replaceWith(done)
+        if (li.isConnected) li.replaceWith(done)
+        else this.view.thread.append(done)
       }
       if (resolved(this.conversation)) this.conversation = { ...this.conversation!, status: 'OPEN' } // a guest message reopens it
       this.render()
