@@ -99,6 +99,8 @@ t.test('a send whose answer is lost is retried with the same clientMessageId: on
   await page.locator('textarea[aria-label="Type your message"]').fill('Only once, please')
   await page.keyboard.press('Enter')
   await page.locator('li.GUEST[data-id]', { hasText: 'Only once, please' }).waitFor({ timeout: 15_000 })
+  // The gateway's copy may show first; the retry's answer then resolves the pending bubble.
+  await page.locator('li.pending').waitFor({ state: 'detached', timeout: 15_000 })
   t.equal(dropped, 1, 'the first answer was lost')
   const rows = await sql<{ body: string }[]>`
     SELECT m.body FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.channel_id = ${shop.channelId}`
