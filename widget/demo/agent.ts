@@ -58,7 +58,14 @@ async function setup(): Promise<void> {
   const workspaces = await api<{ data: { id: string; name: string }[] }>('GET', '/workspaces')
   state.workspaceId = workspaces.data[0]?.id ?? (await api<{ id: string }>('POST', '/workspaces', { name: 'Demo Shop' })).id
   const channels = await api<{ data: { id: string; channelToken: string; active: boolean }[] }>('GET', '/channels')
-  const channel = channels.data.find((c) => c.active) ?? (await api<{ id: string; channelToken: string }>('POST', '/channels', { name: 'Shop website' }))
+  let channel = channels.data.find((c) => c.active)
+  if (!channel) {
+    channel = await api<{ id: string; channelToken: string; active: boolean }>('POST', '/channels', { name: 'Northwind Roasters' })
+    // The widget's look and a greeting (section 14); a server without widget settings keeps the defaults.
+    await api('PATCH', `/channels/${channel.id}`, {
+      widget: { color: '#7a4a2a', greeting: 'Hi! Questions about beans, brewing or an order? Ask us here.', csatEnabled: true },
+    }).catch(() => undefined)
+  }
   $('workspace').textContent = `Workspace ${state.workspaceId}, channel ${channel.id}`
   // Online before the shop loads: the widget reads `online` when it starts.
   await connect()
