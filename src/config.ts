@@ -71,6 +71,8 @@ export const ConfigSchema = Type.Object({
   TRANSCRIPT_RETRY_LIMIT: Type.Integer({ minimum: 0, default: 16 }),
   /** An identical transcript request (same caller, conversation, address) within this window is the same request. */
   TRANSCRIPT_DEDUPE_WINDOW_S: Type.Integer({ minimum: 0, default: 60 }),
+  /** Mentioned members also get an e-mail (durable mail queue), not only the mention:new event. */
+  MENTION_EMAIL: Type.Boolean({ default: false }),
   SMTP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
 })
 

@@ -56,6 +56,12 @@ export const conversationNotFound = () => notFound('CONVERSATION_NOT_FOUND', 'Co
 export const guestNotFound = (message = 'Guest not found') => notFound('GUEST_NOT_FOUND', message)
 export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')
 export const memberNotFound = () => notFound('MEMBER_NOT_FOUND', 'Member not found')
+export const cannedNotFound = () => notFound('CANNED_RESPONSE_NOT_FOUND', 'Canned response not found')
+export const shortcutTaken = () => conflict('SHORTCUT_TAKEN', 'This shortcut is already taken')
+export const invalidChannel = () => badRequest('channelIds names a channel that is not one of this workspace', 'INVALID_CHANNEL')
+export const mentionNotFound = () => notFound('MENTION_NOT_FOUND', 'Mention not found')
+export const invalidMention = (message = 'mentions names someone who is not an active member of this workspace') =>
+  badRequest(message, 'INVALID_MENTION')
 export const lastOwner = () => conflict('LAST_OWNER', 'The workspace must keep at least one active owner')
 export const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`, 'FORBIDDEN')
 /** A verified billing event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */

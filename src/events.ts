@@ -11,12 +11,14 @@ export const rooms = {
   workspace: (workspaceId: string) => `ws:${workspaceId}`,
   /** Every visitor socket of one guest. */
   guest: (guestId: string) => `guest:${guestId}`,
+  /** Every socket of one member of one workspace (mention:new goes to the mentioned member only). */
+  member: (workspaceId: string, userId: string) => `member:${workspaceId}:${userId}`,
 }
 
 /** The Redis channel key shared by the emitter and the gateway's adapter. */
 export const socketIoKey = (prefix: string) => `${prefix}socket.io`
 
-export type EventName = 'message:new' | 'conversation:updated' | 'user:presence'
+export type EventName = 'message:new' | 'conversation:updated' | 'user:presence' | 'mention:new'
 
 export interface EventPublisher {
   /** Emits `event` to each room; never throws (a failed publish is logged, the request goes on). */

@@ -1,5 +1,6 @@
 import type { Area } from '../lib/area.js'
 import { billing } from './billing.js'
+import { canned } from './canned.js'
 import { ceilings } from './ceilings.js'
 import { conversations } from './conversations.js'
 import { health } from './health.js'
@@ -8,4 +9,4 @@ import { search } from './search.js'
 import { unread } from './unread.js'
 
 /** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
-export const areas: readonly Area[] = [health, ceilings, lists, unread, search, conversations, billing]
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing]

@@ -11,17 +11,19 @@ export type Permission =
   | 'billing:read'
   | 'billing:manage'
   | 'workspace:manage'
+  | 'canned:manage'
 
 /** The contract's role table (API.md section 2). */
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read']),
   admin: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
+    'canned:manage',
   ]),
 }
 

@@ -1,16 +1,13 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import type { MessageView } from '../../schemas/conversations.js'
-import { invalidCursor } from '../errors.js'
-import { rooms } from '../events.js'
+import { badRequest, invalidCursor } from '../errors.js'
+import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './service.js'
 import type { CounterState } from './counters.js'
-import { toMessageView, type MessageRecord } from './view.js'
-
-const MESSAGE_COLUMNS = `
-  id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
-  sender_name AS "senderName", body, created_at AS "createdAt"`
+import { MESSAGE_COLUMNS, toMessageView, type MessageRecord } from './view.js'
+import { audienceOf, messageRooms, visibleMessages } from './visibility.js'
 
 export const PREVIEW_LENGTH = 140
 
@@ -20,6 +17,13 @@ export interface PostMessageResult {
   created: boolean
 }
 
+export interface PostMessageInput {
+  body: string
+  clientMessageId?: string
+  private?: boolean
+  mentions?: string[]
+}
+
 /**
  * POST /conversations/:id/messages. Under the conversation's row lock: insert (a retried
  * clientMessageId hits the unique index and returns the first message, changing nothing), move
@@ -27,11 +31,21 @@ export interface PostMessageResult {
  * conversation. The message time is taken under the lock and kept after the previous message and
  * the agents' seen mark, so messages order by (createdAt, id) in sending order and the unread
  * recount (guest messages after the seen mark) always agrees with unread_count.
+ *
+ * A private note (members only) changes nothing of the conversation (no lastMessageAt, preview,
+ * updatedAt or counter: nothing a visitor could notice), goes to the members' room only, and
+ * writes its mentions in the same transaction.
  */
-export async function postMessage(ctx: Ctx, id: string, input: { body: string; clientMessageId?: string }): Promise<PostMessageResult> {
+export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput): Promise<PostMessageResult> {
   const caller = ctx.caller
+  if (caller.kind !== 'member' && (input.private !== undefined || input.mentions !== undefined)) {
+    throw badRequest('private and mentions are for members only')
+  }
+  const note = input.private === true
+  if (input.mentions !== undefined && !note) throw badRequest('mentions are only allowed with private: true')
   const senderType = caller.kind === 'member' ? 'AGENT' : 'GUEST'
   const clientId = input.clientMessageId ?? null
+  let mentioned: NewMentions | null = null
 
   const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
     let senderId: string
@@ -45,8 +59,8 @@ export async function postMessage(ctx: Ctx, id: string, input: { body: string; c
       senderName = guest?.name ?? 'Visitor'
     }
     const [inserted] = await sql<MessageRecord[]>`
-      INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, client_message_id, created_at)
-      VALUES (${uuidv7()}, ${row.workspaceId}, ${row.id}, ${senderType}, ${senderId}, ${senderName}, ${input.body}, ${clientId},
+      INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, client_message_id, private, created_at)
+      VALUES (${uuidv7()}, ${row.workspaceId}, ${row.id}, ${senderType}, ${senderId}, ${senderName}, ${input.body}, ${clientId}, ${note},
               GREATEST(clock_timestamp(), ${row.lastMessageAt}::timestamptz + interval '1 microsecond',
                        COALESCE(${row.agentLastSeenAt}::timestamptz + interval '1 microsecond', '-infinity')))
       ON CONFLICT (conversation_id, sender_type, client_message_id) WHERE client_message_id IS NOT NULL DO NOTHING
@@ -56,6 +70,11 @@ export async function postMessage(ctx: Ctx, id: string, input: { body: string; c
         SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
         WHERE conversation_id = ${row.id} AND sender_type = ${senderType} AND client_message_id = ${clientId}`
       return { result: { message: toMessageView(first), created: false } }
+    }
+    if (note) {
+      const m = { workspaceId: row.workspaceId, conversationId: row.id, messageId: inserted.id, body: input.body, createdAt: inserted.createdAt }
+      mentioned = await addMentions(ctx, sql, m, input.mentions ?? [])
+      return { result: { message: toMessageView(inserted), created: true } }
     }
     const guestMessage = senderType === 'GUEST'
     const reopen = guestMessage && row.status !== 'OPEN'
@@ -77,10 +96,8 @@ export async function postMessage(ctx: Ctx, id: string, input: { body: string; c
   const result = out.result!
   if (result.created) {
     const conv = out.conversation
-    ctx.events.publish([rooms.workspace(conv.workspaceId), rooms.guest(conv.guestId)], 'message:new', {
-      conversationId: conv.id,
-      message: result.message,
-    })
+    ctx.events.publish(messageRooms(conv, result.message), 'message:new', { conversationId: conv.id, message: result.message })
+    if (mentioned) publishMentions(ctx, mentioned)
   }
   return result
 }
@@ -105,7 +122,7 @@ export async function listMessages(
   const { sql } = ctx
   const rows = await sql<MessageRecord[]>`
     SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
-    WHERE conversation_id = ${conv.id}
+    WHERE conversation_id = ${conv.id} ${visibleMessages(sql, audienceOf(ctx.caller))}
       ${after ? sql`AND (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
     ORDER BY created_at, id
     LIMIT ${query.limit + 1}`

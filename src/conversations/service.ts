@@ -7,6 +7,7 @@ import type { AssignmentAction } from '../db/schema.js'
 import { badRequest, conversationNotFound, forbidden, guestNotFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
+import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
 import { findConversationForCaller } from './access.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
@@ -141,9 +142,13 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
   return conversation
 }
 
-/** DELETE /conversations/:id: soft delete; leaves every list and count. */
+/** DELETE /conversations/:id: soft delete; leaves every list and count (its mentions' too). */
 export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
-  await mutateConversation(ctx, id, async (sql) => ({ after: await update(sql, id, sql`deleted_at = clock_timestamp()`) }))
+  await mutateConversation(ctx, id, async (sql) => {
+    const after = await update(sql, id, sql`deleted_at = clock_timestamp()`)
+    await removeConversationMentions(sql, id)
+    return { after }
+  })
 }
 
 /** PATCH /:id/assign-agent: race-safe (row lock), idempotent for the current agent. */

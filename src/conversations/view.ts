@@ -78,9 +78,14 @@ export function toConversationView(r: ConversationRecord): ConversationView {
   }
 }
 
+/** The columns every message read selects (lists, transcripts), aliased to camelCase. */
+export const MESSAGE_COLUMNS = `
+  id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
+  sender_name AS "senderName", body, private, created_at AS "createdAt"`
+
 export type MessageRecord = Pick<
   typeof messages.$inferSelect,
-  'id' | 'conversationId' | 'senderType' | 'senderId' | 'senderName' | 'body' | 'createdAt'
+  'id' | 'conversationId' | 'senderType' | 'senderId' | 'senderName' | 'body' | 'private' | 'createdAt'
 >
 
 export function toMessageView(m: MessageRecord): MessageView {

@@ -39,6 +39,9 @@ export const billingProviders = ['provider-a', 'provider-b'] as const
 export type BillingProvider = (typeof billingProviders)[number]
 export const subscriptionStatuses = ['none', 'active', 'past_due', 'canceled'] as const
 export const paymentKinds = ['payment', 'refund', 'failure'] as const
+/** Who sees a canned response: the whole workspace, or only its owner. */
+export const cannedScopes = ['workspace', 'personal'] as const
+export type CannedScope = (typeof cannedScopes)[number]
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
@@ -182,6 +185,8 @@ export const messages = pgTable(
     body: text('body').notNull(),
     /** The client's idempotency key: a retried send returns the first message. */
     clientMessageId: text('client_message_id'),
+    /** An agents' internal note: members only, never a visitor (src/conversations/visibility.ts). */
+    private: boolean('private').notNull().default(false),
     createdAt: createdAt(),
     search: tsvector('search').generatedAlwaysAs(sql`to_tsvector('simple', body)`),
   },
@@ -298,4 +303,84 @@ export const transcriptRequests = pgTable(
     sentAt: ts('sent_at'),
   },
   (t) => [index('transcript_requests_conv_idx').on(t.conversationId, t.createdAt)],
+)
+
+/**
+ * Saved replies. `channel_ids` limits where the picker offers one (empty: every channel); channels
+ * are never deleted, so the ids stay valid without a link table. The trigram indexes on shortcut
+ * and on haystack serve the picker's rare substring matches (migration issue15_agent_tools_sql).
+ */
+export const cannedResponses = pgTable(
+  'canned_responses',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    scope: text('scope', { enum: cannedScopes }).notNull(),
+    /** The creator's userId (workspace ones too); a personal one is visible to this member only. */
+    ownerId: text('owner_id').notNull(),
+    shortcut: text('shortcut').notNull(),
+    title: text('title').notNull().default(''),
+    body: text('body').notNull(),
+    channelIds: uuid('channel_ids').array().notNull().default(sql`'{}'::uuid[]`),
+    usageCount: integer('usage_count').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    /**
+     * Title and body lower-cased once at write: the picker matches it with LIKE on the lower-cased
+     * query (a byte comparison), several times cheaper per row than ILIKE on the raw text.
+     */
+    haystack: text('haystack').generatedAlwaysAs(sql`lower(title || chr(10) || body)`),
+  },
+  (t) => [
+    // serves: SHORTCUT_TAKEN among the workspace's responses, and the picker's shortcut prefix match
+    uniqueIndex('canned_workspace_shortcut_uq').on(t.workspaceId, t.shortcut).where(sql`${t.scope} = 'workspace'`),
+    // serves: SHORTCUT_TAKEN among one member's personal responses
+    uniqueIndex('canned_personal_shortcut_uq').on(t.workspaceId, t.ownerId, t.shortcut).where(sql`${t.scope} = 'personal'`),
+    // serves: GET /canned-responses without q (by shortcut, keyset) and the picker's prefix matches
+    // (shortcut is COLLATE "C" in the custom migration: byte order, so a prefix is a range)
+    index('canned_list_idx').on(t.workspaceId, t.shortcut, t.id),
+    // serves: the picker's groups, each by usageCount then newest (walked in order, stops at the page)
+    index('canned_usage_idx').on(t.workspaceId, t.usageCount.desc(), t.createdAt.desc(), t.id.desc()),
+  ],
+)
+
+/** One row per mentioned member of a private note, written in the note's transaction. */
+export const mentions = pgTable(
+  'mentions',
+  {
+    /** UUIDv7: newest first is (created_at, id) descending. */
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    /** The mentioned member. */
+    userId: text('user_id').notNull(),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    messageId: uuid('message_id').notNull().references(() => messages.id, { onDelete: 'cascade' }),
+    byUserId: text('by_user_id').notNull(),
+    byName: text('by_name').notNull(),
+    excerpt: text('excerpt').notNull(),
+    createdAt: createdAt(),
+    readAt: ts('read_at'),
+    /** Set once the mention e-mail (MENTION_EMAIL) went out: a redelivered job sends nothing. */
+    mailedAt: ts('mailed_at'),
+  },
+  (t) => [
+    // serves: GET /mentions (newest first, keyset), read-all
+    index('mentions_member_idx').on(t.workspaceId, t.userId, t.createdAt, t.id),
+    // serves: GET /mentions?unread=true, read-all
+    index('mentions_member_unread_idx').on(t.workspaceId, t.userId, t.createdAt, t.id).where(sql`${t.readAt} IS NULL`),
+    // serves: a conversation's delete removes its mentions; one mention per member and note
+    uniqueIndex('mentions_message_user_uq').on(t.messageId, t.userId),
+    index('mentions_conversation_idx').on(t.conversationId),
+  ],
+)
+
+/** Unread mentions per member, kept in the same transaction as every change (GET /mentions/unread-count). */
+export const mentionCounters = pgTable(
+  'mention_counters',
+  {
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    unread: integer('unread').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.userId] })],
 )

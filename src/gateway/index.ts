@@ -232,7 +232,9 @@ function onConnection(parts: Parts, socket: Socket) {
     return
   }
   const { workspaceId, userId } = who
-  socket.join(rooms.workspace(workspaceId))
+  // A room per member as well: events for one member (mention:new) are routed by the adapter,
+  // never broadcast to the workspace and filtered on the client.
+  socket.join([rooms.workspace(workspaceId), rooms.member(workspaceId, userId)])
   log.debug({ socketId: socket.id, workspaceId, userId }, 'member connected')
 
   const allow = socketWindow(PRESENCE_SET_LIMIT)

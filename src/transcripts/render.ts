@@ -5,7 +5,8 @@ import { findConversationForCaller } from '../conversations/access.js'
 import type { Sql } from '../db/client.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
-import { findConversationView, toMessageView, type MessageRecord } from '../conversations/view.js'
+import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
+import { audienceOf, visibleMessages, type Audience } from '../conversations/visibility.js'
 import { escapeHtml } from '../html.js'
 
 type TranscriptFormat = TranscriptFormatName
@@ -27,7 +28,7 @@ export async function transcriptFile(ctx: Ctx, id: string, format: TranscriptFor
   return {
     filename: `transcript-${conversation.id}.${format}`,
     contentType: CONTENT_TYPES[format],
-    chunks: renderTranscript(ctx.sql, conversation, format),
+    chunks: renderTranscript(ctx.sql, conversation, format, audienceOf(ctx.caller)),
   }
 }
 
@@ -38,16 +39,21 @@ export const TRANSCRIPT_BATCH = 1000
  * All messages of a conversation in order, read in keyset batches over
  * messages_conversation_idx (conversation_id, created_at, id). Each batch is its own short
  * query, so a slow reader never pins a pooled connection; the key is the raw timestamptz text
- * (microseconds kept), so no message is skipped or repeated between batches.
+ * (microseconds kept), so no message is skipped or repeated between batches. Private notes only
+ * for the members' audience.
  */
-export async function* messageBatches(sql: Sql, conversationId: string, batch = TRANSCRIPT_BATCH): AsyncGenerator<MessageRecord[]> {
+export async function* messageBatches(
+  sql: Sql,
+  conversationId: string,
+  audience: Audience,
+  batch = TRANSCRIPT_BATCH,
+): AsyncGenerator<MessageRecord[]> {
   let after: { t: string; id: string } | null = null
   for (;;) {
     const rows: MessageRecord[] = await sql<MessageRecord[]>`
-      SELECT id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
-             sender_name AS "senderName", body, created_at AS "createdAt"
+      SELECT ${sql.unsafe(MESSAGE_COLUMNS)}
       FROM messages
-      WHERE conversation_id = ${conversationId}
+      WHERE conversation_id = ${conversationId} ${visibleMessages(sql, audience)}
         ${after ? sql`AND (created_at, id) > (${after.t}::timestamptz, ${after.id}::uuid)` : sql``}
       ORDER BY created_at, id
       LIMIT ${batch}`
@@ -63,16 +69,19 @@ export async function* messageBatches(sql: Sql, conversationId: string, batch = 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim()
 
 const senderLabel = (m: MessageRecord) =>
-  m.senderType === 'GUEST' ? 'guest' : m.senderType === 'AGENT' ? 'agent' : 'system'
+  m.senderType === 'GUEST' ? 'guest' : m.senderType === 'AGENT' ? (m.private ? 'agent, internal note' : 'agent') : 'system'
 
 /**
  * The transcript as a sequence of text chunks (one per batch of messages), for a streamed
- * response or a streamed mail part. `exportedAt` is passed in so both mail parts agree.
+ * response or a streamed mail part. `exportedAt` is passed in so both mail parts agree. A
+ * members' transcript includes private notes, marked as internal; any other audience (a visitor,
+ * every e-mail) never sees them.
  */
 export async function* renderTranscript(
   sql: Sql,
   conversation: ConversationView,
   format: TranscriptFormat,
+  audience: Audience,
   exportedAt = new Date().toISOString(),
 ): AsyncGenerator<string> {
   const c = conversation
@@ -86,7 +95,7 @@ export async function* renderTranscript(
       '',
       '',
     ].join('\n')
-    for await (const batch of messageBatches(sql, c.id)) {
+    for await (const batch of messageBatches(sql, c.id, audience)) {
       yield batch
         .map((m) => {
           // Continuation lines are indented, so every message line starts with its timestamp.
@@ -100,7 +109,7 @@ export async function* renderTranscript(
   if (format === 'json') {
     yield `{"conversation":${JSON.stringify(c)},"exportedAt":${JSON.stringify(exportedAt)},"messages":[`
     let first = true
-    for await (const batch of messageBatches(sql, c.id)) {
+    for await (const batch of messageBatches(sql, c.id, audience)) {
       const items = batch.map((m) => JSON.stringify(toMessageView(m))).join(',\n')
       yield (first ? '\n' : ',\n') + items
       first = false
@@ -114,7 +123,7 @@ export async function* renderTranscript(
 <style>
 body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#222}
 ol{list-style:none;padding:0}li{margin:.75rem 0;padding:.5rem .75rem;border-radius:.5rem;background:#f3f4f6}
-li.agent{background:#e0ecff}li.system{background:#fff;color:#666;font-style:italic}
+li.agent{background:#e0ecff}li.note{background:#fff7d6;border:1px dashed #c9a400}li.system{background:#fff;color:#666;font-style:italic}
 .meta{font-size:.8rem;color:#555}.body{white-space:pre-wrap;overflow-wrap:anywhere}
 </style></head><body>
 <h1>${escapeHtml(title)}</h1>
@@ -123,11 +132,13 @@ Started: <time datetime="${c.createdAt}">${c.createdAt}</time><br>Status: ${esca
 Exported: <time datetime="${exportedAt}">${exportedAt}</time></p>
 <ol class="messages">
 `
-  for await (const batch of messageBatches(sql, c.id)) {
+  for await (const batch of messageBatches(sql, c.id, audience)) {
     yield batch
       .map((m) => {
         const at = iso(m.createdAt)
-        return `<li class="${senderLabel(m)}"><div class="meta"><span class="sender">${escapeHtml(m.senderName)}</span> · <time datetime="${at}">${at}</time></div><div class="body">${escapeHtml(m.body)}</div></li>\n`
+        const cls = m.private ? 'agent note' : senderLabel(m)
+        const mark = m.private ? ' · <strong>Internal note</strong>' : ''
+        return `<li class="${cls}"><div class="meta"><span class="sender">${escapeHtml(m.senderName)}</span>${mark} · <time datetime="${at}">${at}</time></div><div class="body">${escapeHtml(m.body)}</div></li>\n`
       })
       .join('')
   }

@@ -40,6 +40,7 @@ const SPECIAL: Record<string, string> = {
   'POST /billing/webhooks/provider-b':
     'verified through the provider B API, not run here: the route answers 503 NOT_CONFIGURED (a contract answer); test/billing/provider-b.test.ts runs a real verification server',
   'DELETE /conversations/{id}': 'destructive: runs after every other operation',
+  'DELETE /canned-responses/{id}': 'destructive: runs after every other operation (ids: a workspace, an owner-personal and an agent-personal response)',
   'DELETE /auth/members/{userId}': 'destructive: runs last; valid userIds are the agent and a spare member, never the calling owner',
 }
 
@@ -219,6 +220,9 @@ interface World {
   conversations: string[]
   otherIds: string[]
   spareMember: string
+  /** Canned responses (workspace and personal) and mentions (of the owner and of the agent). */
+  canned: string[]
+  mentions: string[]
 }
 
 /** Valid values for a path parameter, by name (a new name gets every seeded id). */
@@ -226,6 +230,8 @@ function pathPool(world: World, op: Operation, name: string): string[] {
   if (name === 'userId') return [world.ws.agent.userId, world.spareMember]
   if (name === 'guestId') return [world.guest.guestId]
   if (name === 'id' && op.path.startsWith('/channels')) return [world.ws.channelId]
+  if (name === 'id' && op.path.startsWith('/canned-responses')) return world.canned
+  if (name === 'id' && op.path.startsWith('/mentions')) return world.mentions
   if (name === 'id') return world.conversations
   return [...world.conversations, world.guest.guestId, world.ws.channelId, world.ws.agent.userId]
 }
@@ -402,6 +408,15 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
   const conversations = [(await startConversation(app, guest)).id, (await startConversation(app, await seedGuest(app, ws, 'Second'))).id]
   const otherConversation = (await startConversation(app, otherGuest)).id
   const spareMember = (await ws.addMember('agent', 'Spare Agent')).userId
+  const canned: string[] = []
+  for (const [scope, headers] of [['workspace', ws.owner.headers], ['personal', ws.owner.headers], ['personal', ws.agent.headers]] as const) {
+    const res = await app.inject({ method: 'POST', url: '/canned-responses', headers, payload: { shortcut: `fuzz-${canned.length}`, body: 'Hi {{visitor.name | "there"}}', scope } })
+    canned.push(res.json().id)
+  }
+  for (const [author, mentioned] of [[ws.agent, ws.owner], [ws.owner, ws.agent]] as const) {
+    await app.inject({ method: 'POST', url: `/conversations/${conversations[0]}/messages`, headers: author.headers, payload: { body: 'note', private: true, mentions: [mentioned.userId] } })
+  }
+  const mentions = (await app.deps.sql<{ id: string }[]>`SELECT id FROM mentions`).map((r) => r.id)
   const world: World = {
     ws,
     other,
@@ -410,6 +425,8 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     conversations,
     otherIds: [otherConversation, otherGuest.guestId, other.channelId, other.workspaceId, other.owner.userId],
     spareMember,
+    canned,
+    mentions,
   }
 
   const ops = operationsOf(app.swagger()).filter((o) => !ONLY || o.key === ONLY)

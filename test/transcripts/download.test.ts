@@ -108,7 +108,7 @@ t.test('the renderer yields bounded chunks (one per batch), never the whole tran
   for (const format of ['txt', 'json', 'html'] as const) {
     let chunks = 0
     let largest = 0
-    for await (const chunk of renderTranscript(app.deps.sql, view!, format)) {
+    for await (const chunk of renderTranscript(app.deps.sql, view!, format, 'members')) {
       chunks++
       largest = Math.max(largest, chunk.length)
     }
