@@ -1,5 +1,6 @@
 // The widget in a real browser (chromium through playwright-core) on a customer's page of another
 // origin, against the real API and a real gateway process.
+import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { seedWorkspace } from '../helper.js'
 import { connect } from '../gateway/fixtures.js'
@@ -106,4 +107,28 @@ t.test('a send whose answer is lost is retried with the same clientMessageId: on
     SELECT m.body FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.channel_id = ${shop.channelId}`
   t.same(rows.map((r) => r.body), ['Only once, please'])
   t.equal(await page.locator('li', { hasText: 'Only once, please' }).count(), 1)
+})
+
+t.test("the host page's identity hash makes a verified guest, found again from another browser", async (t) => {
+  const shop = await seedWorkspace(app, 'Identity shop')
+  await connect(t, stack.gateway.url, { token: shop.agent.token, workspaceId: shop.workspaceId })
+  const email = 'ida@example.test'
+  const identityHash = createHmac('sha256', shop.identitySecret).update(email).digest('hex')
+  const site = await hostSite(t, { '/': `<!doctype html><title>Account</title><body>${snippet(stack, shop, { name: 'Ida', email, identityHash })}</body>` })
+
+  const first = await newPage(t, browser)
+  await first.goto(site + '/')
+  await first.locator('.launcher').click()
+  await first.getByLabel('Type your message').fill('Where is order 42?')
+  await first.keyboard.press('Enter')
+  await first.locator('li.GUEST[data-id]', { hasText: 'Where is order 42?' }).waitFor()
+  const guests = await sql<{ verified: boolean; email: string }[]>`SELECT verified, email FROM guests WHERE channel_id = ${shop.channelId}`
+  t.same(guests, [{ verified: true, email }])
+
+  // Another browser (no localStorage): the same logged-in customer resumes the verified guest and its conversation.
+  const second = await newPage(t, browser)
+  await second.goto(site + '/')
+  await second.locator('.launcher').click()
+  await second.locator('li.GUEST[data-id]', { hasText: 'Where is order 42?' }).waitFor()
+  t.equal((await sql`SELECT 1 FROM guests WHERE channel_id = ${shop.channelId}`).length, 1, 'one guest')
 })
