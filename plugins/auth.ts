@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { resolveCaller, type Access, type Credentials } from '../src/auth/callers.js'
 import { contextFor, type Ctx } from '../src/context.js'
@@ -37,14 +37,20 @@ function credentialsOf(request: FastifyRequest, access: Exclude<Access, 'public'
 
 /**
  * Declarative access: every route says who may call it (`config: { access }`) and the app refuses
- * to start with one that does not. Before the handler, the caller is resolved by the rules of
- * src/auth/callers.ts and the request gets its context (`request.ctx`). Routes never read tokens.
+ * to start with one that does not. The caller is resolved by the rules of src/auth/callers.ts and
+ * the request gets its context (`request.ctx`). Routes never read tokens.
+ *
+ * Order of checks (API.md section 1): the guard is the route's first onRequest hook, so it runs
+ * before the body is read, parsed or validated: a caller without valid credentials gets 401
+ * (and one without the permission 403) whatever its body, query or `:id`, and learns nothing of
+ * the schema (no 400, 413, 415 or 404 first). Only CORS, an application-wide onRequest hook,
+ * runs before it, so refusals carry CORS headers.
  */
 export default fp(
   async (app) => {
     app.decorateRequest('ctx', null as unknown as Ctx)
 
-    function guard(access: Access): preHandlerHookHandler {
+    function guard(access: Access): onRequestHookHandler {
       return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
         const caller = await resolveCaller(app.deps, request.log, access, access === 'public' ? {} : credentialsOf(request, access))
         request.ctx = contextFor(app.deps, caller, request.log)
@@ -58,8 +64,8 @@ export default fp(
         throw new Error(`route ${[route.method].flat().join(',')} ${route.url} declares no config.access`)
       }
       if (!access) return
-      const existing = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
-      route.preHandler = [guard(access), ...existing]
+      const existing = route.onRequest ? [route.onRequest].flat() : []
+      route.onRequest = [guard(access), ...existing]
     })
   },
   { name: 'auth', dependencies: ['config', 'deps'] },

@@ -56,6 +56,29 @@ export const ConfigSchema = Type.Object({
   AUTH_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 20 }),
   PUBLIC_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   TRANSCRIPT_RATE_LIMIT_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
+  /*
+   * The abuse-limit table (API.md section 2, docs/security.md): time windows declared on routes
+   * (plugins/rate-limit.ts) and counts checked in transactions (open conversations, transcript
+   * recipients).
+   */
+  /** GET /support/*: requests per client address and minute. */
+  SUPPORT_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
+  /** Conversations a visitor starts (POST /conversations, offline messages): per guest and hour. */
+  VISITOR_CONVERSATIONS_PER_HOUR: Type.Integer({ minimum: 1, default: 10 }),
+  /** The same, per client address and hour (one address, many guests). */
+  VISITOR_CONVERSATIONS_PER_ADDRESS_PER_HOUR: Type.Integer({ minimum: 1, default: 30 }),
+  /** OPEN conversations one guest may have at once; one more is 409 TOO_MANY_OPEN_CONVERSATIONS. */
+  VISITOR_OPEN_CONVERSATIONS_MAX: Type.Integer({ minimum: 1, default: 5 }),
+  /** Messages a visitor posts, per guest and minute. */
+  VISITOR_MESSAGES_PER_MIN: Type.Integer({ minimum: 1, default: 30 }),
+  /** Uploads a visitor makes, per guest and hour. */
+  VISITOR_UPLOADS_PER_HOUR: Type.Integer({ minimum: 1, default: 20 }),
+  /** Transcript mails unverified guests ask for one address (any workspace), per rolling day. */
+  TRANSCRIPT_UNVERIFIED_PER_DAY: Type.Integer({ minimum: 1, default: 3 }),
+  /** Failed webhook verifications (both providers) per client address and minute; then 429 until the window ends. */
+  WEBHOOK_FAILURES_PER_MIN: Type.Integer({ minimum: 1, default: 60 }),
+  /** GET /conversations/counts/reconcile per workspace and minute. */
+  RECONCILE_PER_MIN: Type.Integer({ minimum: 1, default: 6 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
   /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */
   PRESENCE_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 100 })),

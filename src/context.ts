@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import type { LogFn } from 'pino'
 import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
+import type { ChannelSessions } from './auth/channel-sessions.js'
 import type { MemberDirectory } from './auth/members.js'
 import type { MemberVerifier, VisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
@@ -11,6 +12,7 @@ import { internalError } from './errors.js'
 import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
 import type { Mailer } from './mail.js'
+import type { RateWindows } from './rate-windows.js'
 
 /** A pino logger (the process's, a request's or a job's). */
 export interface Log {
@@ -38,6 +40,10 @@ export interface Deps {
   memberTokens: MemberVerifier
   visitorTokens: VisitorTokens
   memberDirectory: MemberDirectory
+  /** Channel state behind every visitor session (revocation), cached like memberships. */
+  channelSessions: ChannelSessions
+  /** Time-window counters of the rate limits (Redis, with an in-process fallback). */
+  rateWindows: RateWindows
   /** Signs and checks every list's pagination cursors. */
   cursor: CursorCodec
   /** Provider B's webhook verification API client (null: not configured). */

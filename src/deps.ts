@@ -1,3 +1,4 @@
+import { ChannelSessions } from './auth/channel-sessions.js'
 import { MemberDirectory } from './auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
 import type { Config } from './config.js'
@@ -9,6 +10,7 @@ import { createPublisher } from './events.js'
 import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
 import { queues } from './queues.js'
+import { createRateWindows } from './rate-windows.js'
 import { closeRedis, createRedis, waitReady } from './redis.js'
 
 export interface Runtime {
@@ -48,6 +50,8 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     memberTokens: createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
+    channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS),
+    rateWindows: createRateWindows(config, redis, log),
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
   }

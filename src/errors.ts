@@ -52,6 +52,11 @@ export const invalidCursor = () => badRequest('Invalid cursor', 'INVALID_CURSOR'
 export const nulInField = (path: string) => badRequest(`field '${path}' must not contain NUL characters`)
 /** The member token could not be checked: the identity provider's keys could not be fetched in time. */
 export const idpUnavailable = () => new AppError(503, 'IDP_UNAVAILABLE', 'The identity provider is unavailable; retry later', { 'retry-after': '5' })
+/** A visitor session of a channel that was deactivated since it was signed (API.md section 5). */
+export const sessionRevoked = () => unauthorized('This visitor session was revoked: its channel was deactivated', 'SESSION_REVOKED')
+/** The guest already has VISITOR_OPEN_CONVERSATIONS_MAX open conversations. */
+export const tooManyOpenConversations = (max: number) =>
+  conflict('TOO_MANY_OPEN_CONVERSATIONS', `A guest may have at most ${max} open conversations`)
 export const conversationNotFound = () => notFound('CONVERSATION_NOT_FOUND', 'Conversation not found')
 export const guestNotFound = (message = 'Guest not found') => notFound('GUEST_NOT_FOUND', message)
 export const channelNotFound = () => notFound('CHANNEL_NOT_FOUND', 'Channel not found')

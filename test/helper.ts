@@ -25,6 +25,15 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     VISITOR_SESSION_SECRET: TEST_VISITOR_SECRET,
     MIGRATE_ON_START: 'false',
     DATABASE_POOL_MAX: '5',
+    // Feature tests create many conversations and messages per guest; the abuse limits are
+    // tested by test/security/abuse-limits.test.ts with their own (small) values.
+    VISITOR_CONVERSATIONS_PER_HOUR: '100000',
+    VISITOR_CONVERSATIONS_PER_ADDRESS_PER_HOUR: '100000',
+    VISITOR_OPEN_CONVERSATIONS_MAX: '100000',
+    VISITOR_MESSAGES_PER_MIN: '100000',
+    TRANSCRIPT_UNVERIFIED_PER_DAY: '100000',
+    WEBHOOK_FAILURES_PER_MIN: '100000',
+    RECONCILE_PER_MIN: '100000',
     ...overrides,
   }
 }

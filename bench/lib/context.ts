@@ -31,6 +31,8 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     memberTokens: absent('memberTokens'),
     visitorTokens: absent('visitorTokens'),
     memberDirectory: absent('memberDirectory'),
+    channelSessions: absent('channelSessions'),
+    rateWindows: absent('rateWindows'),
     cursor: createCursorCodec(config),
     providerB: null,
   }

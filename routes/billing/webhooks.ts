@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { WebhookBody, WebhookReceived } from '../../schemas/billing.js'
+import { limits } from '../../plugins/rate-limit.js'
 import { errorResponses } from '../../schemas/common.js'
 import { receiveProviderA, receiveProviderB } from '../../src/billing/webhooks.js'
 
@@ -19,12 +20,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     tags: ['billing'],
     summary,
     body: WebhookBody,
-    response: { 200: WebhookReceived, ...errorResponses(400, 413, 415, 500, 503) },
+    response: { 200: WebhookReceived, ...errorResponses(400, 413, 415, 429, 500, 503) },
   })
 
   app.post(
     '/webhooks/provider-a',
-    { config: { access: 'public', providerFacing: true }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
+    { config: { access: 'public', providerFacing: true, rateLimit: limits.webhookFailures(app.config) }, schema: schema('Provider A webhook (HMAC-SHA256 signature)') },
     async (request) => {
       await receiveProviderA(request.ctx, request.headers, raw(request.body))
       return { received: true as const }
@@ -33,7 +34,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/webhooks/provider-b',
-    { config: { access: 'public', providerFacing: true }, schema: schema('Provider B webhook (verified through the provider API)') },
+    { config: { access: 'public', providerFacing: true, rateLimit: limits.webhookFailures(app.config) }, schema: schema('Provider B webhook (verified through the provider API)') },
     async (request) => {
       await receiveProviderB(request.ctx, request.headers, raw(request.body))
       return { received: true as const }

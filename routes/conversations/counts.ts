@@ -9,7 +9,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/counts/reconcile',
     {
-      config: { access: { member: 'conversations:read' }, rateLimit: limits.reconcile() },
+      config: { access: { member: 'conversations:reconcile' }, rateLimit: limits.reconcile(app.config) },
       schema: { tags: ['conversations'], summary: 'Recount unread counters and repair drift', response: { 200: ReconcileResult, ...errorResponses(401, 403, 429, 500) } },
     },
     async (request) => reconcileCounters(request.ctx),

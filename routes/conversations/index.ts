@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { limits } from '../../plugins/rate-limit.js'
 import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
 import { AssignBody, Conversation, ConversationPage, CreateConversationBody, OpenListQuery, type ConversationView } from '../../schemas/conversations.js'
 import type { Access } from '../../src/auth/callers.js'
@@ -30,12 +31,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/',
     {
-      config: { access: { visitor: true } },
+      config: { access: { visitor: true }, rateLimit: limits.visitorConversations(app.config) },
       schema: {
         tags,
         summary: 'Start a conversation (visitor)',
         body: CreateConversationBody,
-        response: { 201: Conversation, ...errorResponses(400, 401, 403, 404, 415, 500) },
+        response: { 201: Conversation, ...errorResponses(400, 401, 403, 404, 409, 415, 429, 500) },
       },
     },
     async (request, reply) => reply.code(201).send(await createConversation(request.ctx, request.body)),

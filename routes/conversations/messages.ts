@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { limits } from '../../plugins/rate-limit.js'
 import { errorResponses, IdParams } from '../../schemas/common.js'
 import { Message, MessagePage, MessagesQuery, PostMessageBody } from '../../schemas/conversations.js'
 import { listMessages, postMessage } from '../../src/conversations/messages.js'
@@ -10,13 +11,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/:id/messages',
     {
-      config: { access: { member: 'conversations:write', visitor: true } },
+      config: { access: { member: 'conversations:write', visitor: true }, rateLimit: limits.visitorMessages(app.config) },
       schema: {
         tags,
         summary: 'Send a message (a retried clientMessageId returns the first one with 200)',
         params: IdParams,
         body: PostMessageBody,
-        response: { 200: Message, 201: Message, ...errorResponses(400, 401, 403, 404, 413, 415, 500) },
+        response: { 200: Message, 201: Message, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500) },
       },
     },
     async (request, reply) => {

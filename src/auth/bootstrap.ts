@@ -74,7 +74,8 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
   if (headers.visitorSession) {
     try {
       const claims = ctx.visitorTokens.verify(headers.visitorSession)
-      if (claims.channelId === channel.id) sessionGuestId = claims.guestId
+      // A session revoked by a deactivation of the channel resumes nothing: a new guest (201).
+      if (claims.channelId === channel.id && claims.epoch >= channel.sessionEpoch) sessionGuestId = claims.guestId
     } catch (err) {
       if (!(err instanceof TokenError && err.expired)) {
         ctx.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
@@ -127,7 +128,7 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
     guest = await resolve()
   }
 
-  const { token, expiresAt } = ctx.visitorTokens.sign({ guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId })
+  const { token, expiresAt } = ctx.visitorTokens.sign({ guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId, epoch: channel.sessionEpoch })
   return {
     created: guest.created,
     body: { visitorSession: token, guestId: guest.id, channelId: channel.id, workspaceId: channel.workspaceId, expiresAt },

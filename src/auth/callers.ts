@@ -1,6 +1,6 @@
 import type { Deps, Log } from '../context.js'
 import type { Role } from '../db/schema.js'
-import { badRequest, forbidden, idpUnavailable, unauthorized } from '../errors.js'
+import { badRequest, forbidden, idpUnavailable, sessionRevoked, unauthorized } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import { can, type Permission } from './permissions.js'
 import { IdpUnavailableError } from './tokens.js'
@@ -69,7 +69,7 @@ export interface Credentials {
   visitorSession?: string
 }
 
-type AuthDeps = Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory'>
+type AuthDeps = Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory' | 'channelSessions'>
 
 /**
  * The caller a route's access admits, from the credentials presented: a member token wins when
@@ -122,13 +122,21 @@ export async function membership(
   return { kind: 'member', workspaceId: record.workspaceId, userId: user.userId, role: record.role, name: record.name, email: record.email }
 }
 
-/** The visitor a session names; 401 when it does not verify (expired, forged, another kind of token). */
-export function verifyVisitorSession(deps: Pick<AuthDeps, 'visitorTokens'>, log: Log, token: string): VisitorCaller {
+/**
+ * The visitor a session names; 401 when it does not verify (expired, forged, another kind of
+ * token), 401 SESSION_REVOKED when its channel was deactivated after it was signed (or is
+ * inactive or gone): the channel's state comes through the ChannelSessions cache.
+ */
+export async function verifyVisitorSession(deps: Pick<AuthDeps, 'visitorTokens' | 'channelSessions'>, log: Log, token: string): Promise<VisitorCaller> {
+  let c
   try {
-    const c = deps.visitorTokens.verify(token)
-    return { kind: 'visitor', guestId: c.guestId, channelId: c.channelId, workspaceId: c.workspaceId }
+    c = deps.visitorTokens.verify(token)
   } catch (err) {
     log.info({ reason: (err as Error).message }, 'visitor session refused')
     throw unauthorized('Invalid or expired visitor session')
   }
+  if (!isUuid(c.channelId)) throw sessionRevoked()
+  const channel = await deps.channelSessions.get(c.channelId.toLowerCase())
+  if (!channel || !channel.active || c.epoch < channel.sessionEpoch) throw sessionRevoked()
+  return { kind: 'visitor', guestId: c.guestId, channelId: c.channelId, workspaceId: c.workspaceId }
 }

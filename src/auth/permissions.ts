@@ -5,6 +5,7 @@ export type Permission =
   | 'conversations:write'
   | 'conversations:assign'
   | 'conversations:delete'
+  | 'conversations:reconcile'
   | 'members:read'
   | 'members:manage'
   | 'channels:manage'
@@ -17,11 +18,11 @@ export type Permission =
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read']),
   admin: new Set<Permission>([
-    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
+    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage',
   ]),
   owner: new Set<Permission>([
-    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete',
+    'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
     'canned:manage',
   ]),

@@ -36,6 +36,8 @@ export interface VisitorClaims {
   guestId: string
   channelId: string
   workspaceId: string
+  /** The channel's session epoch when the session was signed (0 in sessions older than the claim). */
+  epoch: number
   exp: number
 }
 
@@ -187,7 +189,7 @@ export function createMemberVerifier(config: Config): MemberVerifier {
 }
 
 export interface VisitorTokens {
-  sign(claims: Omit<VisitorClaims, 'exp'>): { token: string; expiresAt: string }
+  sign(claims: Omit<VisitorClaims, 'exp' | 'epoch'> & { epoch?: number }): { token: string; expiresAt: string }
   verify(token: string): VisitorClaims
 }
 
@@ -205,7 +207,7 @@ export function createVisitorTokens(config: Config): VisitorTokens {
   return {
     sign(claims) {
       const exp = Math.floor(Date.now() / 1000) + config.VISITOR_SESSION_TTL_S
-      const token = signer({ guestId: claims.guestId, channelId: claims.channelId, workspaceId: claims.workspaceId, exp })
+      const token = signer({ guestId: claims.guestId, channelId: claims.channelId, workspaceId: claims.workspaceId, epoch: claims.epoch ?? 0, exp })
       return { token, expiresAt: new Date(exp * 1000).toISOString() }
     },
     verify(token) {
@@ -218,10 +220,11 @@ export function createVisitorTokens(config: Config): VisitorTokens {
         throw e
       }
       const { guestId, channelId, workspaceId, exp } = c
-      if (typeof guestId !== 'string' || typeof channelId !== 'string' || typeof workspaceId !== 'string' || typeof exp !== 'number') {
+      const epoch = c.epoch ?? 0
+      if (typeof guestId !== 'string' || typeof channelId !== 'string' || typeof workspaceId !== 'string' || typeof exp !== 'number' || !Number.isInteger(epoch)) {
         throw new TokenError('visitor session has malformed claims')
       }
-      return { guestId, channelId, workspaceId, exp }
+      return { guestId, channelId, workspaceId, epoch: epoch as number, exp }
     },
   }
 }

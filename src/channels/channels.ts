@@ -13,7 +13,7 @@ export type ChannelRow = typeof channels.$inferSelect
 /** Every column of ChannelRow, aliased: the fixed list this module passes to sql.unsafe. */
 const COLUMNS = `id, workspace_id AS "workspaceId", name, kind, active, allowed_origins AS "allowedOrigins",
   require_channel_token AS "requireChannelToken", channel_token AS "channelToken",
-  identity_secret AS "identitySecret", created_at AS "createdAt"`
+  identity_secret AS "identitySecret", session_epoch AS "sessionEpoch", created_at AS "createdAt"`
 
 /** Public widget token: unguessable, URL-safe, recognisable in a snippet. */
 export const newChannelToken = () => `ct_${randomBytes(24).toString('base64url')}`
@@ -96,10 +96,14 @@ export async function updateChannel(
       name = COALESCE(${patch.name ?? null}, name),
       allowed_origins = COALESCE(${origins}::text[], allowed_origins),
       require_channel_token = COALESCE(${patch.requireChannelToken ?? null}::boolean, require_channel_token),
-      active = COALESCE(${patch.active ?? null}::boolean, active)
+      active = COALESCE(${patch.active ?? null}::boolean, active),
+      -- Deactivating revokes every visitor session signed so far, for good: reactivating the
+      -- channel does not bring the old epoch back (API.md section 5).
+      session_epoch = session_epoch + CASE WHEN active AND ${patch.active ?? null}::boolean IS FALSE THEN 1 ELSE 0 END
     WHERE id = ${id} AND workspace_id = ${memberOf(ctx).workspaceId}
     RETURNING ${sql.unsafe(COLUMNS)}`
   if (!row) throw channelNotFound()
+  ctx.channelSessions.invalidate(row.id)
   return channelView(row, true)
 }
 

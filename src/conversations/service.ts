@@ -4,7 +4,7 @@ import { memberOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { AssignmentAction } from '../db/schema.js'
-import { badRequest, conversationNotFound, forbidden, guestNotFound } from '../errors.js'
+import { badRequest, conversationNotFound, forbidden, guestNotFound, tooManyOpenConversations } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
@@ -125,10 +125,20 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
   }
   const id = uuidv7()
   const conversation = await ctx.sql.begin(async (sql) => {
+    // The guest row is locked so that concurrent creates of one guest count one after another:
+    // the cap of open conversations is a count about data, exact under concurrency.
     const [guest] = await sql<{ id: string }[]>`
       SELECT g.id FROM guests g JOIN channels ch ON ch.id = g.channel_id
-      WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active`
+      WHERE g.id = ${v.guestId} AND g.workspace_id = ${v.workspaceId} AND g.channel_id = ${v.channelId} AND ch.active
+      FOR UPDATE OF g`
     if (!guest) throw guestNotFound('Guest or channel not found')
+    const max = ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX
+    // conv_guest_open_idx; LIMIT keeps the count bounded whatever the guest's history.
+    const [open] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM conversations WHERE guest_id = ${v.guestId} AND deleted_at IS NULL AND status = 'OPEN' LIMIT ${max}
+      ) o`
+    if (open.n >= max) throw tooManyOpenConversations(max)
     await sql`
       INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
       VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())`

@@ -87,6 +87,8 @@ export const channels = pgTable(
     requireChannelToken: boolean('require_channel_token').notNull().default(false),
     channelToken: text('channel_token').notNull(),
     identitySecret: text('identity_secret').notNull(),
+    /** Bumped when the channel is deactivated: visitor sessions signed under an older epoch are revoked for good. */
+    sessionEpoch: integer('session_epoch').notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [
@@ -166,6 +168,8 @@ export const conversations = pgTable(
       index('conv_closed_updated_idx').on(t.workspaceId, t.updatedAt, t.id).where(closed),
       // serves: GET /conversations/guest/:guestId/history
       index('conv_guest_idx').on(t.guestId, t.createdAt, t.id).where(live),
+      // serves: the open-conversation cap of POST /conversations (a guest's OPEN ones, counted)
+      index('conv_guest_open_idx').on(t.guestId).where(open),
       // serves: counts/reconcile and available-agents' openAssigned
       index('conv_open_unread_idx').on(t.workspaceId, t.assignedAgentId).where(open),
     ]
@@ -302,7 +306,13 @@ export const transcriptRequests = pgTable(
     createdAt: createdAt(),
     sentAt: ts('sent_at'),
   },
-  (t) => [index('transcript_requests_conv_idx').on(t.conversationId, t.createdAt)],
+  (t) => [
+    index('transcript_requests_conv_idx').on(t.conversationId, t.createdAt),
+    // serves: the per-recipient quota of transcripts visitors ask for (any workspace, a rolling day)
+    index('transcript_requests_visitor_recipient_idx')
+      .on(sql`lower(${t.email})`, t.createdAt)
+      .where(sql`${t.requestedBy} LIKE 'guest:%'`),
+  ],
 )
 
 /**

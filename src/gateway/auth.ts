@@ -7,14 +7,14 @@ import { AppError } from '../errors.js'
 /** Who a socket is, fixed at the handshake (socket.data). */
 export type SocketPrincipal =
   | { kind: 'member'; workspaceId: string; userId: string; expiresAt?: number }
-  | { kind: 'visitor'; guestId: string; channelId: string; workspaceId: string; expiresAt?: number }
+  | { kind: 'visitor'; guestId: string; channelId: string; workspaceId: string; epoch: number; expiresAt?: number }
 
 /**
  * The reasons the contract names, and IDP_UNAVAILABLE when the member token could not be checked
  * because the identity provider's keys could not be fetched (a retry later may succeed; the
  * token is not known to be bad). The client reads them as `connect_error`'s message.
  */
-export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER' | 'IDP_UNAVAILABLE'
+export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER' | 'IDP_UNAVAILABLE' | 'SESSION_REVOKED'
 
 export class HandshakeError extends Error {
   data: { code: string; message: string }
@@ -42,7 +42,7 @@ function expiryOf(token: string): number | undefined {
  */
 export async function authenticate(
   auth: unknown,
-  deps: Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory'>,
+  deps: Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory' | 'channelSessions'>,
   log: Log,
 ): Promise<SocketPrincipal> {
   const payload = (auth && typeof auth === 'object' ? auth : {}) as Record<string, unknown>
@@ -57,10 +57,13 @@ export async function authenticate(
       return { kind: 'member', workspaceId: member.workspaceId, userId: member.userId, expiresAt: expiryOf(token) }
     }
     if (typeof visitorSession === 'string' && visitorSession !== '') {
-      const visitor = verifyVisitorSession(deps, log, visitorSession)
-      return { kind: 'visitor', guestId: visitor.guestId, channelId: visitor.channelId, workspaceId: visitor.workspaceId, expiresAt: expiryOf(visitorSession) }
+      const visitor = await verifyVisitorSession(deps, log, visitorSession)
+      // The epoch lets the heartbeat disconnect the socket once the channel revokes its sessions.
+      const { epoch } = deps.visitorTokens.verify(visitorSession)
+      return { kind: 'visitor', guestId: visitor.guestId, channelId: visitor.channelId, workspaceId: visitor.workspaceId, epoch, expiresAt: expiryOf(visitorSession) }
     }
   } catch (err) {
+    if (err instanceof AppError && err.code === 'SESSION_REVOKED') throw new HandshakeError('SESSION_REVOKED', err.code, err.message)
     if (err instanceof AppError && err.statusCode === 401) throw new HandshakeError('UNAUTHENTICATED', err.code, err.message)
     if (err instanceof AppError && err.statusCode === 403) throw new HandshakeError('NOT_A_MEMBER', err.code, err.message)
     if (err instanceof AppError && err.code === 'IDP_UNAVAILABLE') throw new HandshakeError('IDP_UNAVAILABLE', err.code, err.message)

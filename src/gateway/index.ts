@@ -4,6 +4,7 @@ import { createAdapter } from '@socket.io/redis-adapter'
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import { Server, type Socket } from 'socket.io'
+import { ChannelSessions } from '../auth/channel-sessions.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
 import type { Config } from '../config.js'
@@ -114,7 +115,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     },
     closing: { value: false },
   }
-  io.use(handshake(parts, { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS) }))
+  io.use(handshake(parts, { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) }))
   io.on('connection', (socket: Socket) => onConnection(parts, socket))
 
   const heartbeat = startHeartbeat(parts, heartbeatMs)
@@ -300,14 +301,36 @@ function memberSockets(io: Server) {
   return members
 }
 
-/** Disconnects sockets whose credentials expired or whose membership was removed or disabled. */
+/**
+ * Disconnects sockets whose credentials expired, whose membership was removed or disabled, or
+ * whose visitor session was revoked by a deactivation of its channel (API.md section 5).
+ */
 async function recheck({ io, sql, log }: Parts, now: number) {
+  const visitors = new Map<string, Socket[]>()
   for (const socket of io.of('/').sockets.values()) {
     const who = socket.data as SocketPrincipal | undefined
     if (!who) continue
     if (who.expiresAt !== undefined && who.expiresAt <= now) {
       log.info({ socketId: socket.id, kind: who.kind }, 'socket credentials expired')
       socket.disconnect(true)
+    } else if (who.kind === 'visitor') {
+      const list = visitors.get(who.channelId.toLowerCase())
+      if (list) list.push(socket)
+      else visitors.set(who.channelId.toLowerCase(), [socket])
+    }
+  }
+  if (visitors.size > 0) {
+    const rows = await sql<{ id: string; active: boolean; epoch: number }[]>`
+      SELECT id::text, active, session_epoch AS epoch FROM channels WHERE id = ANY(${[...visitors.keys()]}::uuid[])`
+    const state = new Map(rows.map((r) => [r.id, r]))
+    for (const [channelId, sockets] of visitors) {
+      const channel = state.get(channelId)
+      for (const socket of sockets) {
+        const who = socket.data as Extract<SocketPrincipal, { kind: 'visitor' }>
+        if (channel && channel.active && who.epoch >= channel.epoch) continue
+        log.info({ socketId: socket.id, channelId }, 'visitor session revoked: disconnecting')
+        socket.disconnect(true)
+      }
     }
   }
   const members = memberSockets(io)

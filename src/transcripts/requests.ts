@@ -29,7 +29,12 @@ export interface TranscriptQueued {
  *   replicas and restarts): TRANSCRIPT_RATE_LIMIT_PER_HOUR in any rolling hour, else 429 with
  *   Retry-After. A count about data, checked in the transaction: not a time-window rate limit
  *   (those are route configuration, plugins/rate-limit.ts).
- * A per-conversation advisory lock serialises these checks against concurrent requests.
+ * - A quota per recipient for unverified guests: what visitors asked for that address (trimmed,
+ *   lower-cased, any workspace) in a rolling day, TRANSCRIPT_UNVERIFIED_PER_DAY, else 429. This
+ *   is what keeps the transcript mail from being a relay: a visitor can name any address at
+ *   POST /auth, and re-run it to retarget its session (which the contract allows).
+ * A per-conversation advisory lock (and a per-recipient one) serialises these checks against
+ * concurrent requests.
  */
 export async function requestTranscript(
   ctx: Ctx,
@@ -37,7 +42,7 @@ export async function requestTranscript(
   { email, idempotencyKey }: { email?: string; idempotencyKey?: string },
 ): Promise<TranscriptQueued> {
   const conversation = await findConversationForCaller(ctx, id)
-  const [guest] = await ctx.sql<{ email: string }[]>`SELECT email FROM guests WHERE id = ${conversation.guestId}`
+  const [guest] = await ctx.sql<{ email: string; verified: boolean }[]>`SELECT email, verified FROM guests WHERE id = ${conversation.guestId}`
   const guestEmail = guest?.email?.trim() ?? ''
   const caller = ctx.caller
   let target: string
@@ -58,8 +63,13 @@ export async function requestTranscript(
 
   const limit = ctx.config.TRANSCRIPT_RATE_LIMIT_PER_HOUR
   const window = ctx.config.TRANSCRIPT_DEDUPE_WINDOW_S
+  // An unverified guest's address was never proved to be theirs (POST /auth takes any address and
+  // a session may change it): what visitors ask for it is capped per recipient, across workspaces.
+  const recipient = caller.kind === 'visitor' && !guest?.verified ? target.trim().toLowerCase() : null
   const result = await ctx.sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`transcript:${conversation.id}`}, 0))`
+    // Taken after the conversation's lock, always in this order: no deadlock between the two.
+    if (recipient) await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`transcript-recipient:${recipient}`}, 0))`
     // With a key, the request id is derived from it: a replay finds its row, whenever it comes.
     const keyed = idempotencyKey ? uuidv5(`${conversation.id}\n${requestedBy}\n${idempotencyKey}`, IDEMPOTENCY_NS) : null
     if (keyed) {
@@ -86,6 +96,20 @@ export async function requestTranscript(
     if (usage && usage.n >= limit) {
       const retryAfter = Math.max(1, usage.retryAfter ?? 3600)
       throw rateLimited(retryAfter, `Too many transcript requests for this conversation, retry in ${retryAfter} s`)
+    }
+
+    if (recipient) {
+      const perDay = ctx.config.TRANSCRIPT_UNVERIFIED_PER_DAY
+      // transcript_requests_visitor_recipient_idx: what visitors asked for this address in a rolling day.
+      const [sent] = await tx<{ n: number; retryAfter: number | null }[]>`
+        SELECT count(*)::int AS n,
+               ceil(extract(epoch FROM min(created_at) + interval '1 day' - now()))::int AS "retryAfter"
+        FROM transcript_requests
+        WHERE lower(email) = ${recipient} AND requested_by LIKE 'guest:%' AND created_at > now() - interval '1 day'`
+      if (sent && sent.n >= perDay) {
+        const retryAfter = Math.max(1, sent.retryAfter ?? 86_400)
+        throw rateLimited(retryAfter, `Too many transcript requests for this address, retry in ${retryAfter} s`)
+      }
     }
 
     const id = keyed ?? uuidv7()

@@ -47,7 +47,7 @@ t.test('each call creates a new guest; a session of the same channel resumes it'
   t.match(a, { channelId: ws.channelId, workspaceId: ws.workspaceId })
   const ttl = Date.parse(a.expiresAt) - Date.now()
   t.ok(ttl > 2592000_000 - 60_000 && ttl <= 2592000_000, 'expires in VISITOR_SESSION_TTL_S (30 days)')
-  t.same(app.deps.visitorTokens.verify(a.visitorSession), { guestId: a.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId, exp: Date.parse(a.expiresAt) / 1000 })
+  t.same(app.deps.visitorTokens.verify(a.visitorSession), { guestId: a.guestId, channelId: ws.channelId, workspaceId: ws.workspaceId, epoch: 0, exp: Date.parse(a.expiresAt) / 1000 })
   t.match(await guestRow(app, a.guestId), { name: 'Vera Visitor', email: 'vera@example.test', verified: false, workspaceId: ws.workspaceId })
 
   const second = await boot(app, body)

@@ -114,7 +114,7 @@ async function run(app: App, w: World, op: Op): Promise<{ op: Op; status: number
       break
     }
     case 'reconcile':
-      res = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: member })
+      res = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: w.ws.owner.headers })
       break
   }
   return { op, status: res.statusCode, body: res.body }
@@ -137,7 +137,7 @@ t.test('unread counters never drift, whatever the operations and their interleav
           }
         }
       }
-      const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: w.ws.agent.headers })
+      const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: w.ws.admin.headers })
       if (rec.json().corrected !== false) throw new Error(`reconcile corrected after ${JSON.stringify(steps)}: ${rec.body}`)
       for (const m of w.agents) {
         const brute = await bruteForceCounts(app, w.ws.workspaceId, m.userId)

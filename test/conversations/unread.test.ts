@@ -110,7 +110,7 @@ t.test('unread-count follows every operation', async (t) => {
   t.same(await unreadCount(app, ws), zero, 'delete')
   t.same(await unreadCount(app, ws2, ws2.agent), zero, 'another workspace sees none of it')
 
-  const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers })
+  const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })
   t.equal(rec.statusCode, 200)
   t.match(rec.json(), { corrected: false, conversationsFixed: 0 })
   t.same(rec.json().before, rec.json().after)
@@ -146,7 +146,7 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   await app.deps.sql`INSERT INTO unread_counters (workspace_id, scope, slot, conversations, messages) VALUES (${ws.workspaceId}, 'agent:ghost', 2, 1, 1)`
   t.equal((await unreadCount(app, ws)).total, 7)
 
-  const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers })
+  const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })
   t.equal(rec.statusCode, 200)
   const r = rec.json()
   t.equal(r.corrected, true)
@@ -159,7 +159,7 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   })
   t.same(await unreadCount(app, ws), good, 'the counts are right again')
   t.equal((await app.inject({ method: 'GET', url: `/conversations/${b.id}`, headers: ws.agent.headers })).json().unreadCount, 1)
-  const again = (await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers })).json()
+  const again = (await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })).json()
   t.equal(again.corrected, false)
   t.same(await unreadCount(app, other, other.agent), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [other.channelId]: 1 } }, 'another workspace untouched')
   const brute = await bruteForceCounts(app, ws.workspaceId, ws.agent.userId)
@@ -199,7 +199,7 @@ t.test('reconcile waits for writers in flight, and writers wait for a reconcile'
   // ...but a reconcile waits for it. (While a reconcile waits, Postgres queues new shared
   // requests behind it, so reconcile cannot be starved by a stream of writers.)
   let reconciled = false
-  const rec = app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers }).then((r) => ((reconciled = true), r))
+  const rec = app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers }).then((r) => ((reconciled = true), r))
   await sleep(200)
   t.equal(reconciled, false, 'reconcile waits for the writer in flight')
   release()
@@ -226,22 +226,25 @@ t.test('reconcile waits for writers in flight, and writers wait for a reconcile'
   t.equal((await pending).statusCode, 201)
 })
 
-t.test('reconcile is rate limited per workspace', async (t) => {
-  const { app } = await build(t)
+t.test('reconcile is rate limited per workspace (RECONCILE_PER_MIN) and needs conversations:reconcile', async (t) => {
+  const { app } = await build(t, { env: { RECONCILE_PER_MIN: '4' } })
   const ws = await seedWorkspace(app)
   const ws2 = await seedWorkspace(app, 'Other')
-  const { RECONCILE_PER_MINUTE } = await import('../../plugins/rate-limit.js')
-  const strangers = await Promise.all(Array.from({ length: RECONCILE_PER_MINUTE + 1 }, () =>
-    app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: { ...ws2.agent.headers, 'x-workspace-id': ws.workspaceId } })))
+  const limit = 4
+  const strangers = await Promise.all(Array.from({ length: limit + 1 }, () =>
+    app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: { ...ws2.admin.headers, 'x-workspace-id': ws.workspaceId } })))
   t.ok(strangers.every((r) => r.statusCode === 403), 'non-members are refused and use up nothing')
-  for (let i = 0; i < RECONCILE_PER_MINUTE; i++) {
-    const r = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: (i % 2 ? ws.agent : ws.admin).headers })
+  const agents = await Promise.all(Array.from({ length: limit + 1 }, () =>
+    app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.agent.headers })))
+  t.ok(agents.every((r) => r.statusCode === 403 && r.json().code === 'FORBIDDEN'), 'an agent may not reconcile, and uses up nothing')
+  for (let i = 0; i < limit; i++) {
+    const r = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: (i % 2 ? ws.owner : ws.admin).headers })
     if (r.statusCode !== 200) t.fail(`call ${i}: ${r.statusCode}`)
   }
   const over = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.owner.headers })
   t.equal(over.statusCode, 429)
   t.equal(over.json().code, 'RATE_LIMITED')
   t.ok(Number(over.headers['retry-after']) > 0)
-  t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws2.agent.headers })).statusCode, 200, 'other workspaces have their own allowance')
+  t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws2.admin.headers })).statusCode, 200, 'other workspaces have their own allowance')
   t.equal((await app.inject({ method: 'GET', url: '/conversations/unread-count', headers: ws.owner.headers })).statusCode, 200, 'unread-count is not limited')
 })

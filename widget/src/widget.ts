@@ -310,8 +310,11 @@ export class Widget {
       if (this.connectedBefore) void this.restore().then(() => this.render())
       this.connectedBefore = true
     })
-    socket.on('connect_error', (err: Error) => {
-      if (err.message === 'UNAUTHENTICATED') void this.renewSession().catch(() => undefined)
+    socket.on('connect_error', (err: Error & { data?: { code?: string } }) => {
+      // An expired session, or one its channel's deactivation revoked (SESSION_REVOKED).
+      if (err.message === 'UNAUTHENTICATED' || err.message === 'SESSION_REVOKED' || err.data?.code === 'SESSION_REVOKED') {
+        void this.renewSession().catch(() => undefined)
+      }
     })
     socket.on('disconnect', (reason: string) => {
       // The gateway dropped us (session expired or revoked): renew, then reconnect.

@@ -1,0 +1,3 @@
+ALTER TABLE "channels" ADD COLUMN "session_epoch" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX "conv_guest_open_idx" ON "conversations" USING btree ("guest_id") WHERE "conversations"."deleted_at" IS NULL AND "conversations"."status" = 'OPEN';--> statement-breakpoint
+CREATE INDEX "transcript_requests_visitor_recipient_idx" ON "transcript_requests" USING btree (lower("email"),"created_at") WHERE "transcript_requests"."requested_by" LIKE 'guest:%';
