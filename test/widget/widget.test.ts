@@ -6,7 +6,8 @@ import { seedWorkspace } from '../helper.js'
 import { connect } from '../gateway/fixtures.js'
 import { hostSite, launchBrowser, newPage, snippet, startStack } from './browser.js'
 
-const stack = await startStack(t)
+// A short presence TTL: the gateway rechecks sessions every heartbeat (TTL / 5).
+const stack = await startStack(t, { PRESENCE_TTL_S: '4', MEMBER_CACHE_TTL_MS: '0' })
 const { app } = stack
 const { sql } = app.deps
 const browser = await launchBrowser(t)
@@ -131,4 +132,20 @@ t.test("the host page's identity hash makes a verified guest, found again from a
   await second.locator('.launcher').click()
   await second.locator('li.GUEST[data-id]', { hasText: 'Where is order 42?' }).waitFor()
   t.equal((await sql`SELECT 1 FROM guests WHERE channel_id = ${shop.channelId}`).length, 1, 'one guest')
+})
+
+t.test('the channel is deactivated while a visitor is on the page: the gateway drops the session and the widget goes away', async (t) => {
+  const shop = await seedWorkspace(app, 'Closing shop')
+  await connect(t, stack.gateway.url, { token: shop.agent.token, workspaceId: shop.workspaceId })
+  const site = await hostSite(t, { '/': `<!doctype html><title>Closing</title><body>${snippet(stack, shop, { email: 'cleo@example.test' })}</body>` })
+  const page = await newPage(t, browser)
+  await page.goto(site + '/')
+  await page.locator('.launcher').click()
+  await page.getByLabel('Type your message').fill('Are you closing down?')
+  await page.keyboard.press('Enter')
+  await page.locator('li.GUEST[data-id]', { hasText: 'Are you closing down?' }).waitFor()
+  const off = await app.inject({ method: 'PATCH', url: `/channels/${shop.channelId}`, headers: shop.owner.headers, payload: { active: false } })
+  t.equal(off.statusCode, 200)
+  await page.locator('parley-widget').waitFor({ state: 'detached', timeout: 15_000 })
+  t.equal((await sql`SELECT 1 FROM guests WHERE channel_id = ${shop.channelId}`).length, 1, 'no new guest for a closed channel')
 })

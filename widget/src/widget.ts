@@ -310,15 +310,21 @@ export class Widget {
       if (this.connectedBefore) void this.restore().then(() => this.render())
       this.connectedBefore = true
     })
+    const renew = () =>
+      void this.renewSession().catch((e: unknown) => {
+        // The channel itself is gone (deactivated): stop, rather than retry for ever.
+        if (e instanceof ApiError && e.code === 'CHANNEL_NOT_FOUND') {
+          socket.disconnect()
+          this.view.host.remove()
+        }
+      })
     socket.on('connect_error', (err: Error & { data?: { code?: string } }) => {
       // An expired session, or one its channel's deactivation revoked (SESSION_REVOKED).
-      if (err.message === 'UNAUTHENTICATED' || err.message === 'SESSION_REVOKED' || err.data?.code === 'SESSION_REVOKED') {
-        void this.renewSession().catch(() => undefined)
-      }
+      if (err.message === 'UNAUTHENTICATED' || err.message === 'SESSION_REVOKED' || err.data?.code === 'SESSION_REVOKED') renew()
     })
     socket.on('disconnect', (reason: string) => {
       // The gateway dropped us (session expired or revoked): renew, then reconnect.
-      if (reason === 'io server disconnect') void this.renewSession().catch(() => undefined)
+      if (reason === 'io server disconnect') renew()
     })
     socket.on('message:new', (p: { conversationId: string; message: Message }) => {
       if (!this.conversation) void this.restore().then(() => this.render())
