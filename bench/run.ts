@@ -230,6 +230,9 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     REDIS_PREFIX: redisPrefix,
     MIGRATE_ON_START: 'false',
     LOG_LEVEL: 'warn',
+    // Pool experiments: the bench's own environment may set the API's pool sizes.
+    ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
+    ...(process.env.DATABASE_SEARCH_POOL_MAX ? { DATABASE_SEARCH_POOL_MAX: process.env.DATABASE_SEARCH_POOL_MAX } : {}),
     ...secrets,
   }
   step(`starting the API (node dist/src/server.js) on :${apiPort}${opts.cpuProf ? `, profiling into ${profDir}` : ''}`)

@@ -1,6 +1,6 @@
 /**
- * EXPLAIN (ANALYZE, BUFFERS) of the exact statement GET /conversations/search runs (captured
- * from searchConversations), on a database kept by `npm run bench -- --keep-db`, plus the
+ * EXPLAIN (ANALYZE, BUFFERS) of the exact statements GET /conversations/search runs (captured
+ * from searchConversations: the first candidate window and its ranking), on a database kept by `npm run bench -- --keep-db`, plus the
  * whole search's latency from one client (median of N runs) and the CPU time the PostgreSQL
  * backend spent per search (utime + stime from /proc, so other load on the machine does not
  * count; needs the database on this host).
@@ -12,7 +12,7 @@
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
 import { useTextTypes } from '../src/db/client.js'
-import { searchConversations } from '../src/search/search.js'
+import { candidateQuery, searchConversations, WALK_SETTINGS } from '../src/search/search.js'
 import { benchOwner, scriptContext } from './lib/context.js'
 
 const [db, word, which, runsArg] = process.argv.slice(2)
@@ -20,13 +20,15 @@ if (!db || !word) throw new Error('usage: search-plan.ts <db> <word> [small|larg
 const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const url = new URL(base)
 url.pathname = `/${db}`
-let captured: { text: string; params: unknown[] } | null = null
+// The first candidate window and the first window's ranking statement of a search.
+const captured: Record<string, { text: string; params: unknown[] }> = {}
 const sql = postgres(url.toString(), {
   max: 1,
   onnotice: () => {},
   connection: { TimeZone: 'UTC' },
   debug: (_c, text, params) => {
-    if (/WITH hits/.test(text)) captured = { text, params: params as unknown[] }
+    const kind = /FROM search_chunks ch/.test(text) ? 'candidates' : /WITH ranked/.test(text) ? 'rank' : null
+    if (kind && !captured[kind]) captured[kind] = { text, params: params as unknown[] }
   },
 })
 // As in the app: timestamps come back as text.
@@ -53,9 +55,14 @@ for (let i = 0; i < runs; i++) {
 }
 const cpuMs = ((ticks() - cpu0) * 10) / runs // USER_HZ = 100
 times.sort((a, b) => a - b)
-const c = captured as { text: string; params: unknown[] } | null
-if (!c) throw new Error('search statement not captured')
-const plan = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
-console.log(plan.map((r) => r['QUERY PLAN']).join('\n'))
+const { walk } = await candidateQuery(sql, workspaceId, word, null)
+for (const [kind, c] of Object.entries(captured)) {
+  // The candidate statement runs with the walk's settings when search chose the walk.
+  const plan = await sql.begin(async (tx) => {
+    if (kind === 'candidates' && walk) for (const set of WALK_SETTINGS) await tx.unsafe(set)
+    return tx.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
+  })
+  console.log(`-- ${kind}${kind === 'candidates' && walk ? ' (walk: bitmap and seq scans off)' : ''}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
+}
 console.log(`\n${word} in ${which === 'small' ? 'small' : 'largest'} workspace: whole search from one client, ${times.length} runs: p50 ${times[times.length >> 1]!.toFixed(2)} ms, min ${times[0]!.toFixed(2)} ms; PostgreSQL backend CPU ${cpuMs.toFixed(2)} ms per search`)
 await sql.end()

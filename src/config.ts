@@ -19,6 +19,11 @@ export const ConfigSchema = Type.Object({
   GATEWAY_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3001 }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/parley' }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /**
+   * Connections of the separate pool conversation search runs on: searches queue among
+   * themselves there and never take the main pool's connections from the inbox's reads.
+   */
+  DATABASE_SEARCH_POOL_MAX: Type.Integer({ minimum: 1, maximum: 50, default: 2 }),
   MIGRATE_ON_START: Type.Boolean({ default: true }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   /** Prefix of every Redis key and channel Parley owns: lets several deployments (or test files) share one Redis. */
@@ -82,7 +87,7 @@ export const ConfigSchema = Type.Object({
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
   /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */
   PRESENCE_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
-  /** Search: at most this many matching messages (and guest conversations) are ranked per query. */
+  /** Search: at most this many candidate chunks are examined per page, and at most this many guest-matching conversations are ranked. */
   SEARCH_CANDIDATE_LIMIT: Type.Integer({ minimum: 100, maximum: 100000, default: 2000 }),
   /** Run the pg-boss workers (transcript mail) inside this API process. */
   JOBS_WORKER: Type.Boolean({ default: true }),

@@ -33,6 +33,8 @@ export interface Deps {
   config: Config
   log: Log
   sql: Pool
+  /** The search pool (DATABASE_SEARCH_POOL_MAX): expensive reads queue here, not in `sql`. */
+  searchSql: Pool
   redis: Redis
   events: EventPublisher
   jobs: Jobs

@@ -28,6 +28,7 @@ export interface Runtime {
  */
 export async function createDeps(config: Config, log: Log): Promise<Runtime> {
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
+  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX)
   const redis = createRedis(config, log)
   const mailer = createMailer(config, log)
   let jobs
@@ -35,7 +36,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     await waitReady(redis, 10_000)
     jobs = await createJobs(config, log, queues)
   } catch (err) {
-    await Promise.allSettled([closeRedis(redis), sql.end({ timeout: 1 })])
+    await Promise.allSettled([closeRedis(redis), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
     mailer.close()
     throw err
   }
@@ -43,6 +44,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     config,
     log,
     sql,
+    searchSql,
     redis,
     events: createPublisher(redis, config.REDIS_PREFIX, log),
     jobs: jobs.jobs,
@@ -62,7 +64,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     async close() {
       mailer.close()
       await closeRedis(redis)
-      await sql.end({ timeout: 5 })
+      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
     },
   }
 }

@@ -24,6 +24,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     config,
     log: pino({ level: 'silent' }),
     sql,
+    searchSql: sql,
     redis: absent('redis'),
     events: absent('events'),
     jobs: absent('jobs'),

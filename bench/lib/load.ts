@@ -77,7 +77,7 @@ export function isRouteMissing(p: ProbeResult): boolean {
   return p.status === 404 && p.json?.code === 'NOT_FOUND' && /^Route /.test(p.json?.message ?? '')
 }
 
-function runCannon(baseUrl: string, s: Scenario, connections: number, duration: number): Promise<Result> {
+export function runCannon(baseUrl: string, s: Scenario, connections: number, duration: number): Promise<Result> {
   return Promise.resolve(
     autocannon({
       url: baseUrl,

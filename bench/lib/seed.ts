@@ -174,7 +174,8 @@ export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
   await sql`INSERT INTO workspaces ${sql(billingOnlyWorkspaces.map((id, i) => ({ id, name: `Tenant ${i + 1}`, created_at: ts(start - DAY, i) })))}`
 
   // Bulk tables: drop secondary indexes and foreign keys, stream all three with COPY at once.
-  const bulkTables = ['guests', 'conversations', 'messages', 'assignment_history', 'unread_counters']
+  // search_chunks is filled by the messages trigger during the COPY (one set-based pass per stream).
+  const bulkTables = ['guests', 'conversations', 'messages', 'search_chunks', 'assignment_history', 'unread_counters']
   let t0 = Date.now()
   const dropped = await dropSecondaryObjects(sql, bulkTables)
   step(`dropped ${dropped.indexes.length} secondary indexes and ${dropped.foreignKeys.length} foreign keys for the bulk load`)
@@ -354,7 +355,7 @@ export async function computeUnreadCounters(sql: Pool): Promise<void> {
 
 async function rebuildIndexes(sql: Pool, indexes: { table: string; name: string; def: string }[]): Promise<void> {
   const weight = (ix: { table: string; def: string }) =>
-    (ix.table === 'messages' ? 100 : ix.table === 'conversations' ? 20 : 5) * (/USING gin/i.test(ix.def) ? 5 : 1)
+    (ix.table === 'messages' ? 100 : ix.table === 'conversations' || ix.table === 'search_chunks' ? 20 : 5) * (/USING gin/i.test(ix.def) ? 5 : 1)
   const queue = [...indexes].sort((a, b) => weight(b) - weight(a))
   const bar = new Progress('rebuild indexes', queue.length, 'indexes')
   let done = 0

@@ -1,9 +1,11 @@
-import type { Area, AreaScenario } from '../lib/area.js'
+import type { Area, AreaScenario, BenchRun } from '../lib/area.js'
+import { measure, runCannon } from '../lib/load.js'
 import { resultOf, ratio } from '../lib/area.js'
 import type { Pool } from '../lib/db.js'
 import { fmtInt, step } from '../lib/progress.js'
 import { target } from '../lib/report.js'
 import { COMMON_WORD, FREQUENT_WORD, RARE_TOKEN } from '../lib/words.js'
+import { candidateQuery, WALK_SETTINGS } from '../../src/search/search.js'
 
 /**
  * GET /conversations/search for a rare, a common and a frequent word (50 connections), and the
@@ -17,6 +19,11 @@ export const search: Area = {
     { id: 'search-common', about: '`?q=refund` (about 1.7% of messages)' },
     { id: 'search-frequent', about: '`?q=order` (one of the most frequent words, about 5%)' },
     { id: 'search-rare-1c', about: 'the rare-word search from a single connection: its latency without queueing' },
+    {
+      id: 'list-under-search',
+      optIn: true,
+      about: '`GET /conversations` page 1 at 50 connections while another 50 connections search the common word: what searches cost the inbox (the pool isolation)',
+    },
   ],
   async prepare(run, wanted) {
     const { sql, headers, seed, load } = run
@@ -38,6 +45,7 @@ export const search: Area = {
         searchFor('search-common', 'common word', COMMON_WORD),
         searchFor('search-frequent', 'frequent word', FREQUENT_WORD),
         searchFor('search-rare-1c', 'rare word, 1 connection', RARE_TOKEN, { connections: 1, note: 'single client: latency without queueing' }),
+        ...(wanted('list-under-search') ? [listUnderSearch(run, searchFor('x', 'x', COMMON_WORD))] : []),
       ],
       summary: sqlChecks
         ? [
@@ -80,6 +88,31 @@ export const search: Area = {
   },
 }
 
+/**
+ * The list measured while the common-word search runs beside it with as many connections: the
+ * list's numbers are the row, the search's go in the note.
+ */
+function listUnderSearch(run: BenchRun, searchCommon: AreaScenario): AreaScenario {
+  const list: AreaScenario = {
+    id: 'list-under-search',
+    label: 'GET /conversations page 1, searches beside',
+    kind: 'read',
+    method: 'GET',
+    path: '/conversations',
+    headers: run.headers.largest,
+  }
+  return {
+    ...list,
+    measure: async () => {
+      const { connections, warmup, duration } = run.load
+      const background = runCannon(run.api.url, searchCommon, connections, warmup + duration + 1)
+      const m = await measure(run.api.url, run.api.pid, list, run.load)
+      const s = await background
+      return { ...m, note: `beside: search common word ${Math.round(s.requests.average)} req/s, p50 ${s.latency.p50} ms, p99 ${s.latency.p99} ms` }
+    },
+  }
+}
+
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const t0 = performance.now()
   const value = await fn()
@@ -92,12 +125,15 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
  * full-text index (tsvector @@ tsquery), and with ILIKE over message bodies (what peers do).
  */
 async function searchVsIlike(sql: Pool, workspaceId: string) {
+  // The full-text side the way search reads it: candidate chunks (tagged GIN), then the
+  // conversations' messages for the rank.
   const fts = () => sql`
     SELECT m.conversation_id, max(ts_rank(m.search, q)) AS rank
-    FROM messages m
+    FROM search_chunks ch
     CROSS JOIN websearch_to_tsquery('simple', ${RARE_TOKEN}) q
-    JOIN conversations c ON c.id = m.conversation_id AND c.deleted_at IS NULL
-    WHERE m.workspace_id = ${workspaceId} AND m.search @@ q
+    JOIN conversations c ON c.id = ch.conversation_id AND c.deleted_at IS NULL
+    JOIN messages m ON m.conversation_id = ch.conversation_id AND m.search @@ q
+    WHERE ch.workspace_id = ${workspaceId} AND ch.doc @@ search_query(${workspaceId}, ${RARE_TOKEN})
     GROUP BY m.conversation_id
     ORDER BY rank DESC, m.conversation_id DESC
     LIMIT 21`
@@ -131,13 +167,16 @@ async function searchVsIlike(sql: Pool, workspaceId: string) {
   }
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of the rare word's index lookup. */
+/** EXPLAIN (ANALYZE, BUFFERS) of the first candidate window (the statement search runs) for each word. */
 async function explainSearch(sql: Pool, workspaceId: string): Promise<Record<string, string>> {
-  const rows = await sql<{ 'QUERY PLAN': string }[]>`
-    EXPLAIN (ANALYZE, BUFFERS)
-    SELECT m.conversation_id, ts_rank(m.search, q) AS r
-    FROM messages m, websearch_to_tsquery('simple', ${RARE_TOKEN}) q
-    WHERE m.workspace_id = ${workspaceId} AND m.search @@ q
-    LIMIT 1000`
-  return { searchRareFts: rows.map((x) => x['QUERY PLAN']).join('\n') }
+  const out: Record<string, string> = {}
+  for (const [name, word] of [['searchRareCandidates', RARE_TOKEN], ['searchCommonCandidates', COMMON_WORD], ['searchFrequentCandidates', FREQUENT_WORD]] as const) {
+    const { text, values, walk } = await candidateQuery(sql, workspaceId, word, null)
+    const rows = await sql.begin(async (tx) => {
+      if (walk) for (const set of WALK_SETTINGS) await tx.unsafe(set)
+      return tx.unsafe<{ 'QUERY PLAN': string }[]>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values, { prepare: false })
+    })
+    out[name] = `${walk ? '-- walk (bitmap and seq scans off)\n' : ''}${rows.map((x) => x['QUERY PLAN']).join('\n')}`
+  }
+  return out
 }

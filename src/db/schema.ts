@@ -201,8 +201,35 @@ export const messages = pgTable(
     uniqueIndex('messages_client_id_uq')
       .on(t.conversationId, t.senderType, t.clientMessageId)
       .where(sql`${t.clientMessageId} IS NOT NULL`),
-    // serves: GET /conversations/search (btree_gin lets the tenant filter ride in the same GIN index)
-    index('messages_search_idx').using('gin', t.workspaceId, t.search),
+  ],
+)
+
+/**
+ * The search index's documents: a conversation's messages in chunks of up to 32 (oldest first,
+ * the newest chunk is the one that grows), kept by the statement-level trigger
+ * `search_chunks_add` on messages (migrations, custom SQL). `doc` holds the chunk's distinct
+ * lexemes without positions, each tagged with its workspace (`search_tag(workspace_id) || ':'
+ * || lexeme`) plus the bare tag, so one plain GIN index answers "this word in this workspace"
+ * from one posting list. A chunk is a candidate only: messages.search decides the match, the
+ * rank and the excerpt (docs/search.md).
+ */
+export const searchChunks = pgTable(
+  'search_chunks',
+  {
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    /** 0 for the conversation's first 32 messages, then 1, ... */
+    seq: integer('seq').notNull(),
+    workspaceId: uuid('workspace_id').notNull(),
+    messages: integer('messages').notNull(),
+    lastMessageAt: ts('last_message_at').notNull(),
+    doc: tsvector('doc').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.conversationId, t.seq] }),
+    // serves: GET /conversations/search, candidates for a rare word (one tagged posting list)
+    index('search_chunks_doc_idx').using('gin', t.doc),
+    // serves: GET /conversations/search, newest-first walk for a common word (stops after a window)
+    index('search_chunks_recent_idx').on(t.workspaceId, t.lastMessageAt, t.conversationId, t.seq),
   ],
 )
 

@@ -13,10 +13,17 @@ export interface SearchResult {
   nextCursor: string | null
 }
 
-/** Score of a conversation whose guest's name or e-mail contains the query (exact: twice that). */
+/**
+ * Candidate chunks ranked together: the newest SEARCH_WINDOW chunks that may match form a
+ * window, ranked by relevance; the next window holds the next older ones (docs/search.md).
+ */
+export const SEARCH_WINDOW = 50
+
+/** Score of a conversation whose guest's name or e-mail contains the query; an exact one: twice that. */
 const GUEST_SCORE = 1
 
 const RANK = /^\d{1,6}(\.\d{1,6})?$/
+const TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?\+00$/
 
 const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=24, MinWords=8, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "`
 
@@ -26,164 +33,115 @@ export function guestPattern(term: string): string | null {
   return `%${term.replace(/[\\%_]/g, '\\$&')}%`
 }
 
-/**
- * A word in at least this share of messages (per the column statistics) sends the search to a
- * plan made for the word: see wordStats below and docs/search.md.
- */
-export const FREQUENT_WORD_SHARE = 0.005
-const STATS_TTL_MS = 10 * 60_000
-
-/**
- * The most common lexemes of messages.search and their share of rows, from pg_stats (what
- * ANALYZE / autovacuum gathered; the planner reads the same numbers). Cached per pool for
- * STATS_TTL_MS; a failed read counts as "no frequent words" (the search still works, only the
- * plan choice differs).
- */
-const statsCache = new WeakMap<Pool, { at: number; words: Promise<Map<string, number>> }>()
-export function wordStats(sql: Pool, now = Date.now()): Promise<Map<string, number>> {
-  const cached = statsCache.get(sql)
-  if (cached && now - cached.at < STATS_TTL_MS) return cached.words
-  const words = sql<{ word: string; freq: number }[]>`
-    SELECT u.word, u.freq::float8 AS freq
-    FROM pg_stats s,
-         unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(word, freq)
-    WHERE s.schemaname = current_schema() AND s.tablename = 'messages' AND s.attname = 'search'
-      AND u.word IS NOT NULL`
-    .then((rows) => new Map(rows.map((r) => [r.word, r.freq])))
-    .catch(() => new Map<string, number>())
-  statsCache.set(sql, { at: now, words })
-  return words
+/** Where a page starts: in the guest phase after (rank, id), or in a window of message candidates. */
+type Position =
+  | { phase: 'g'; after: Keyset | null }
+  | { phase: 'm'; window: WindowStart | null; after: Keyset | null }
+interface Keyset {
+  rank: string
+  id: string
+}
+/** Candidates of a window are the chunks strictly older than this one (null: from the newest). */
+export interface WindowStart {
+  at: string
+  id: string
+  seq: number
 }
 
-/** Forget the cached statistics (tests, after ANALYZE). */
-export function resetWordStats(sql: Pool): void {
-  statsCache.delete(sql)
+type Row = ConversationRecord & { rank: string; headline: string | null }
+
+function encodePosition(p: Position): (string | number | null)[] {
+  const after = p.after ? [p.after.rank, p.after.id] : [null, null]
+  if (p.phase === 'g') return ['g', ...after]
+  return ['m', p.window?.at ?? null, p.window?.id ?? null, p.window?.seq ?? null, ...after]
 }
 
-/**
- * Whether q holds a word frequent enough that the plan should be made for it. The words are
- * split roughly like the 'simple' configuration does (lower case, letters and digits); a miss
- * only changes the plan, never the result.
- */
-export function hasFrequentWord(q: string, stats: Map<string, number>): boolean {
-  for (const w of q.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
-    if (w && (stats.get(w) ?? 0) >= FREQUENT_WORD_SHARE) return true
+function decodePosition(key: unknown[]): Position {
+  const keyset = (rank: unknown, id: unknown): Keyset | null => {
+    if (rank === null && id === null) return null
+    if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !isUuid(id)) throw invalidCursor()
+    return { rank, id }
   }
-  return false
+  if (key[0] === 'g' && key.length === 3) return { phase: 'g', after: keyset(key[1], key[2]) }
+  if (key[0] === 'm' && key.length === 6) {
+    const [, at, id, seq] = key
+    let window: WindowStart | null = null
+    if (at !== null || id !== null || seq !== null) {
+      if (typeof at !== 'string' || !TIMESTAMP.test(at) || typeof id !== 'string' || !isUuid(id) || !Number.isInteger(seq)) {
+        throw invalidCursor()
+      }
+      window = { at, id, seq: seq as number }
+    }
+    return { phase: 'm', window, after: keyset(key[4], key[5]) }
+  }
+  throw invalidCursor()
 }
 
 /**
  * Full-text search over a workspace's message bodies plus guest name / e-mail substrings.
  *
- * Candidates (bounded, see docs/search.md): at most SEARCH_CANDIDATE_LIMIT matching messages
- * from the GIN index (workspace_id, search) and as many conversations of matching guests from
- * the trigram indexes. A conversation's rank = its best message's ts_rank (+ GUEST_SCORE for a
- * guest match), rounded to 6 decimals so the cursor carries it exactly. Order: rank DESC, id
- * DESC (UUIDv7: newer first among equals); pages follow a (rank, id) keyset inside the
- * candidate set. Excerpts are computed for the returned page only.
+ * Order (docs/search.md): first the conversations whose guest matches (exact name / e-mail
+ * first, then newest), then the message matches newest-first in windows of SEARCH_WINDOW
+ * candidate chunks, each window ranked by the conversation's best message (ts_rank), ties
+ * newest conversation first. A page costs at most a few windows, whatever the word's frequency;
+ * a page that examined SEARCH_CANDIDATE_LIMIT candidates without filling up ends early with a
+ * cursor ("show older"). Searches run on their own small pool (ctx.searchSql), so they queue
+ * among themselves and never hold the connections the inbox reads with.
  */
 export async function searchConversations(ctx: Ctx, args: { q: string; limit: number; cursor?: string }): Promise<SearchResult> {
-  const { sql, config } = ctx
+  const sql = ctx.searchSql
   // q is data, always a bound parameter (NUL was refused before validation: plugins/input.ts).
   const q = args.q
   const term = q.trim()
   const params = { q: createHash('sha256').update(q).digest('base64url').slice(0, 22) }
-  const codec = ctx.cursor
-  let after: { rank: string; id: string } | null = null
-  if (args.cursor) {
-    const [rank, id] = codec.decode(args.cursor, params)
-    if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !isUuid(id)) {
-      throw invalidCursor()
-    }
-    after = { rank, id }
-  }
-  const ws = memberOf(ctx).workspaceId
-  const cap = config.SEARCH_CANDIDATE_LIMIT
   const pattern = guestPattern(term)
+  let pos: Position = args.cursor ? decodePosition(ctx.cursor.decode(args.cursor, params)) : pattern ? { phase: 'g', after: null } : { phase: 'm', window: null, after: null }
+  const ws = memberOf(ctx).workspaceId
+  const s: SearchArgs = { sql, ws, q, term, pattern }
+  const rows: Row[] = []
+  let next: Position | null = null
 
-  // Bound parameters, numbered as they are first used ($1, $2, ...).
-  const values: (string | number)[] = []
-  const bind = (v: string | number): string => {
-    values.push(v)
-    return `$${values.length}`
+  // The first page asks for guests and for the newest candidate window at once (two statements
+  // in flight instead of two round trips one after the other); unused when guests fill the page.
+  let firstWindow: Promise<Candidate[]> | null = null
+  if (pos.phase === 'g') {
+    const need = args.limit
+    if (!pos.after) {
+      firstWindow = candidateWindow(s, null)
+      firstWindow.catch(() => {})
+    }
+    const found = pattern ? await guestPage(s, ctx.config.SEARCH_CANDIDATE_LIMIT, pos.after, need) : []
+    rows.push(...found.slice(0, need))
+    if (found.length > need) next = { phase: 'g', after: keysetOf(rows[rows.length - 1]) ?? pos.after }
+    else pos = { phase: 'm', window: null, after: null }
   }
-  const Q = bind(q)
-  const WS = bind(ws)
-  const tsq = `websearch_to_tsquery('simple', ${Q})`
+  if (!next && pos.phase === 'm') {
+    let { window, after } = pos
+    let examined = 0
+    for (;;) {
+      const need = args.limit - rows.length
+      const candidates = await (window === null && firstWindow ? firstWindow : candidateWindow(s, window))
+      if (candidates.length === 0) break
+      const found = await rankWindow(s, candidates, after, need)
+      const taken = found.slice(0, need)
+      rows.push(...taken)
+      if (found.length > need) {
+        next = { phase: 'm', window, after: keysetOf(taken[taken.length - 1]) ?? after }
+        break
+      }
+      if (candidates.length < SEARCH_WINDOW) break
+      const last = candidates[candidates.length - 1]!
+      window = { at: last.at, id: last.id, seq: last.seq }
+      after = null
+      examined += candidates.length
+      if (rows.length === args.limit || examined >= ctx.config.SEARCH_CANDIDATE_LIMIT) {
+        next = { phase: 'm', window, after: null }
+        break
+      }
+    }
+  }
 
-  const guestHits = pattern
-    ? `
-        UNION ALL
-        SELECT conversation_id, r, false FROM (
-          SELECT c.id AS conversation_id,
-                 CASE WHEN lower(g.name) = lower(${bind(term)}) OR lower(g.email) = lower($${values.length})
-                      THEN ${2 * GUEST_SCORE}::float8 ELSE ${GUEST_SCORE}::float8 END AS r
-          FROM guests g
-          JOIN conversations c ON c.guest_id = g.id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
-          WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${bind(pattern)} OR g.email ILIKE $${values.length})
-          LIMIT ${bind(cap)}
-        ) gh`
-    : ''
-  const afterCursor = after ? `AND (r.rank, r.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''
-
-  type Row = ConversationRecord & { rank: string; messageMatch: boolean; headline: string | null }
-  // The excerpt (newest matching message, ts_headline) is computed in the same statement for
-  // the returned page only (n <= limit), one LIMIT 1 lookup on messages_conversation_idx each.
-  const text = `
-    WITH hits AS (
-      SELECT m.conversation_id, ts_rank(m.search, ${tsq})::float8 AS r, true AS message
-      FROM messages m
-      WHERE m.workspace_id = ${WS} AND m.search @@ ${tsq}
-      LIMIT ${bind(cap)}
-    ),
-    ranked AS (
-      SELECT conversation_id AS id, bool_or(message) AS message,
-             round((coalesce(max(r) FILTER (WHERE message), 0) + coalesce(max(r) FILTER (WHERE NOT message), 0))::numeric, 6) AS rank
-      FROM (SELECT conversation_id, r, message FROM hits ${guestHits}) u
-      GROUP BY conversation_id
-    ),
-    page AS (
-      SELECT r.id, r.rank, r.message, row_number() OVER (ORDER BY r.rank DESC, r.id DESC) AS n
-      FROM ranked r JOIN conversations c ON c.id = r.id
-      WHERE c.workspace_id = ${WS} AND c.deleted_at IS NULL ${afterCursor}
-      ORDER BY r.rank DESC, r.id DESC
-      LIMIT ${bind(args.limit + 1)}
-    )
-    SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, p.message AS "messageMatch", hl.headline
-    FROM ${CONVERSATION_FROM}
-    JOIN page p ON p.id = c.id
-    LEFT JOIN LATERAL (
-      SELECT ts_headline('simple', translate(x.body, ${bind(START + STOP)}, ''), ${tsq}, ${bind(HEADLINE_OPTIONS)}) AS headline
-      FROM (SELECT m.body FROM messages m
-            WHERE p.message AND p.n <= ${bind(args.limit)} AND m.conversation_id = p.id AND m.search @@ ${tsq}
-            ORDER BY m.created_at DESC, m.id DESC LIMIT 1) x
-    ) hl ON true
-    ORDER BY p.rank DESC, p.id DESC`
-  // Two ways to run the same statement, same result:
-  // - usually prepared: the generic plan (GIN for whatever word) is planned once per
-  //   connection, so a search costs its execution only (about 1 ms of PostgreSQL CPU for a rare
-  //   word at 5M messages, against 2.2 ms when planned every time);
-  // - for a word the statistics call frequent, unnamed (unprepared): PostgreSQL plans an
-  //   unnamed statement with the bound values, and websearch_to_tsquery is immutable, so the
-  //   planner folds the query text into a constant, sees the word's frequency and can pick a
-  //   scan that stops after SEARCH_CANDIDATE_LIMIT hits instead of a bitmap of every match.
-  // The frequent path's early-stopping Seq Scan must start at block 0 every time: on a table
-  // larger than shared_buffers / 4, PostgreSQL lets a scan join one already running
-  // (synchronize_seqscans), which would change the candidate set between two pages.
-  const frequent = hasFrequentWord(term, await wordStats(sql))
-  const rows = frequent
-    ? await sql.begin(async (tx) => {
-        const [, found] = await Promise.all([
-          tx`SET LOCAL synchronize_seqscans = off`,
-          tx.unsafe<Row[]>(text, values, { prepare: false }),
-        ])
-        return found
-      })
-    : await sql.unsafe<Row[]>(text, values, { prepare: true })
-
-  const page = rows.slice(0, args.limit)
-
-  const data = page.map((r) => {
+  const data = rows.map((r) => {
     let match = r.headline ? highlight(r.headline) : undefined
     if (!match) {
       if (pattern && r.guestName.toLowerCase().includes(term.toLowerCase())) match = highlightSubstring(r.guestName, term)
@@ -192,7 +150,244 @@ export async function searchConversations(ctx: Ctx, args: { q: string; limit: nu
     }
     return { ...toConversationView(r), match }
   })
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > args.limit && last ? codec.encode(params, [last.rank, last.id]) : null
-  return { data, nextCursor }
+  return { data, nextCursor: next ? ctx.cursor.encode(params, encodePosition(next)) : null }
+}
+
+interface SearchArgs {
+  sql: Pool
+  ws: string
+  q: string
+  term: string
+  pattern: string | null
+}
+
+const keysetOf = (r: Row | undefined): Keyset | null => (r ? { rank: r.rank, id: r.id } : null)
+
+/** Bound parameters, numbered as they are first used ($1, $2, ...). */
+function binder() {
+  const values: (string | number | string[])[] = []
+  const bind = (v: string | number | string[]): string => {
+    values.push(v)
+    return `$${values.length}`
+  }
+  return { values, bind }
+}
+
+/**
+ * The excerpt of a page row: ts_headline of the conversation's newest matching message, for
+ * the rows the page returns only (n <= need; one LIMIT 1 lookup on messages_conversation_idx).
+ */
+function headlineJoin(bind: (v: string | number) => string, tsq: string, need: number): string {
+  return `
+    LEFT JOIN LATERAL (
+      SELECT ts_headline('simple', translate(x.body, ${bind(START + STOP)}, ''), ${tsq}, ${bind(HEADLINE_OPTIONS)}) AS headline
+      FROM (SELECT m.body FROM messages m
+            WHERE p.n <= ${bind(need)} AND m.conversation_id = p.id AND m.search @@ ${tsq}
+            ORDER BY m.created_at DESC, m.id DESC LIMIT 1) x
+    ) hl ON true`
+}
+
+/**
+ * Conversations whose guest's name or e-mail contains the text (pg_trgm GIN indexes), at most
+ * `cap` of them, ordered (score DESC, id DESC), the page after `after`: need + 1 rows.
+ */
+async function guestPage(s: SearchArgs, cap: number, after: Keyset | null, need: number): Promise<Row[]> {
+  const { values, bind } = binder()
+  const WS = bind(s.ws)
+  const tsq = `websearch_to_tsquery('simple', ${bind(s.q)})`
+  const text = `
+    WITH gh AS (
+      SELECT c.id,
+             CASE WHEN lower(g.name) = lower(${bind(s.term)}) OR lower(g.email) = lower($${values.length})
+                  THEN ${2 * GUEST_SCORE} ELSE ${GUEST_SCORE} END::numeric AS rank
+      FROM guests g
+      JOIN conversations c ON c.guest_id = g.id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
+      WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${bind(s.pattern!)} OR g.email ILIKE $${values.length})
+      LIMIT ${bind(cap)}
+    ),
+    page AS (
+      SELECT gh.id, gh.rank, row_number() OVER (ORDER BY gh.rank DESC, gh.id DESC) AS n
+      FROM gh
+      ${after ? `WHERE (gh.rank, gh.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''}
+      ORDER BY gh.rank DESC, gh.id DESC
+      LIMIT ${bind(need + 1)}
+    )
+    SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, hl.headline
+    FROM ${CONVERSATION_FROM}
+    JOIN page p ON p.id = c.id
+    ${headlineJoin(bind, tsq, need)}
+    ORDER BY p.rank DESC, p.id DESC`
+  return s.sql.unsafe<Row[]>(text, values, { prepare: true })
+}
+
+interface Candidate {
+  id: string
+  at: string
+  seq: number
+}
+
+/**
+ * The newest SEARCH_WINDOW chunks older than `window` whose document may match, one per
+ * conversation (its newest such chunk). Unprepared on purpose: PostgreSQL plans an unnamed
+ * statement with the bound values, folds search_query(ws, q) (immutable) to a constant and,
+ * from the tagged lexemes' statistics (per workspace), picks either the GIN posting list of a
+ * rare word or a backward walk of search_chunks_recent_idx that stops after the window for a
+ * common one. Planning this one-table statement costs a fraction of a millisecond.
+ */
+async function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
+  const { text, values, walk } = await candidateQuery(s.sql, s.ws, s.q, window)
+  if (!walk) return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
+  // The walk: without bitmap and sequential scans, the only way left to the ordered window is
+  // search_chunks_recent_idx read backwards, stopping after SEARCH_WINDOW hits. SET LOCAL and
+  // the statement are pipelined in one short transaction.
+  return s.sql.begin(async (tx) => {
+    const [, , found] = await Promise.all([...WALK_SETTINGS.map((set) => tx.unsafe(set)), tx.unsafe<Candidate[]>(text, values, { prepare: false })])
+    return found as Candidate[]
+  })
+}
+
+/** Session settings of the walk (fixed text). */
+export const WALK_SETTINGS = ['SET LOCAL enable_bitmapscan = off', 'SET LOCAL enable_seqscan = off'] as const
+
+/** The candidate statement as search runs it and whether it walks (bench/scenarios/search.ts EXPLAINs it). */
+export async function candidateQuery(sql: Pool, ws: string, q: string, window: WindowStart | null) {
+  const walk = walkPays(await chunkStats(sql), ws, q)
+  return { ...candidateStatement(ws, q, window), walk }
+}
+
+/**
+ * What the planner cannot see: a tagged lexeme already names its workspace, but PostgreSQL
+ * multiplies its frequency by the workspace filter's selectivity as if they were independent,
+ * so a word in 22% of a small tenant's chunks looks rare there and gets a bitmap of all its
+ * matches. We choose instead, from the same column statistics (pg_stats of search_chunks, cached
+ * per pool for STATS_TTL_MS): walk newest-first when the word's matches in the workspace
+ * outnumber the chunks a walk reads for one window (matches² > SEARCH_WINDOW × workspace
+ * chunks), else let the GIN posting list answer. A wrong guess only changes the plan.
+ */
+interface ChunkStats {
+  total: number
+  /** Share of chunks holding each tagged lexeme ("c70ac61b:refund"). */
+  elems: Map<string, number>
+  /** Share of chunks of each workspace; the smallest listed share bounds the unlisted ones. */
+  workspaces: Map<string, number>
+}
+const STATS_TTL_MS = 10 * 60_000
+const statsCache = new WeakMap<Pool, { at: number; stats: Promise<ChunkStats> }>()
+function chunkStats(sql: Pool, now = Date.now()): Promise<ChunkStats> {
+  const cached = statsCache.get(sql)
+  if (cached && now - cached.at < STATS_TTL_MS) return cached.stats
+  const stats = sql<{ kind: string; key: string; freq: number }[]>`
+    SELECT 'total' AS kind, '' AS key, greatest(reltuples, 0)::float8 AS freq FROM pg_class WHERE oid = 'search_chunks'::regclass
+    UNION ALL
+    SELECT 'elem', u.key, u.freq::float8 FROM pg_stats s,
+           unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(key, freq)
+    WHERE s.schemaname = current_schema() AND s.tablename = 'search_chunks' AND s.attname = 'doc' AND u.key IS NOT NULL
+    UNION ALL
+    SELECT 'ws', u.key, u.freq::float8 FROM pg_stats s,
+           unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(key, freq)
+    WHERE s.schemaname = current_schema() AND s.tablename = 'search_chunks' AND s.attname = 'workspace_id'`
+    .then((rows) => {
+      const out: ChunkStats = { total: 0, elems: new Map(), workspaces: new Map() }
+      for (const r of rows) {
+        if (r.kind === 'total') out.total = r.freq
+        else if (r.kind === 'elem') out.elems.set(r.key, r.freq)
+        else out.workspaces.set(r.key, r.freq)
+      }
+      return out
+    })
+    .catch((): ChunkStats => ({ total: 0, elems: new Map(), workspaces: new Map() }))
+  statsCache.set(sql, { at: now, stats })
+  return stats
+}
+
+/** Forget the cached statistics (tests, after ANALYZE). */
+export function resetSearchStats(sql: Pool): void {
+  statsCache.delete(sql)
+}
+
+/** search_tag() of migrations/…_issue19_search_chunks_sql.sql, in JS. */
+const searchTag = (ws: string): string => createHash('md5').update(ws.toLowerCase()).digest('hex').slice(0, 8)
+
+export function walkPays(stats: ChunkStats, ws: string, q: string): boolean {
+  if (stats.total <= 0) return false
+  const tag = searchTag(ws)
+  // Words roughly as websearch_to_tsquery reads them: "-word" excluded, "or" joins (take the
+  // most frequent side), otherwise all words must match (take the least frequent).
+  const tokens = q.toLowerCase().split(/\s+/).filter(Boolean)
+  const or = tokens.includes('or')
+  const shares = tokens
+    .filter((t) => !t.startsWith('-') && t !== 'or')
+    .flatMap((t) => t.split(/[^\p{L}\p{N}]+/u).filter(Boolean))
+    .map((w) => stats.elems.get(`${tag}:${w}`) ?? 0)
+  if (shares.length === 0) return false
+  const share = or ? Math.max(...shares) : Math.min(...shares)
+  const matches = share * stats.total
+  const listed = stats.workspaces.get(ws.toLowerCase())
+  const wsShare = listed ?? (stats.workspaces.size ? Math.min(...stats.workspaces.values()) : 1)
+  return matches * matches > SEARCH_WINDOW * wsShare * stats.total
+}
+
+/** The candidate statement itself (exported for bench/search-plan.ts, which EXPLAINs exactly this). */
+export function candidateStatement(ws: string, q: string, window: WindowStart | null): { text: string; values: (string | number)[] } {
+  const values: (string | number)[] = []
+  const bind = (v: string | number): string => {
+    values.push(v)
+    return `$${values.length}`
+  }
+  const WS = bind(ws)
+  const tq = `search_query(${WS}, ${bind(q)})`
+  const older = window
+    ? `AND (ch.last_message_at, ch.conversation_id, ch.seq) < (${bind(window.at)}::timestamptz, ${bind(window.id)}::uuid, ${bind(window.seq)}::int)`
+    : ''
+  const text = `
+    SELECT ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
+    FROM search_chunks ch
+    WHERE ch.workspace_id = ${WS} AND ch.doc @@ ${tq} ${older}
+      AND NOT EXISTS (SELECT 1 FROM search_chunks n
+                      WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq})
+    ORDER BY ch.last_message_at DESC, ch.conversation_id DESC, ch.seq DESC
+    LIMIT ${SEARCH_WINDOW}`
+  return { text, values }
+}
+
+/**
+ * One window's matches: each candidate conversation (live, of this workspace, not already shown
+ * in the guest phase) with a message matching the full query (messages.search, through
+ * messages_conversation_idx), rank = its best message's ts_rank rounded to 6 decimals (the
+ * cursor carries it exactly); ordered (rank DESC, id DESC) after `after`: need + 1 rows.
+ */
+async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset | null, need: number): Promise<Row[]> {
+  const { values, bind } = binder()
+  const WS = bind(s.ws)
+  const Q = bind(s.q)
+  const tsq = `websearch_to_tsquery('simple', ${Q})`
+  const notGuest = s.pattern
+    ? `JOIN guests g ON g.id = c.guest_id AND NOT (g.name ILIKE ${bind(s.pattern)} OR g.email ILIKE $${values.length})`
+    : ''
+  const text = `
+    WITH ranked AS (
+      SELECT c.id, round(x.r::numeric, 6) AS rank
+      FROM unnest(${bind(candidates.map((c) => c.id))}::uuid[]) AS cand(id)
+      JOIN conversations c ON c.id = cand.id
+      ${notGuest}
+      CROSS JOIN (SELECT ${tsq} AS tsq) qq
+      CROSS JOIN LATERAL (
+        SELECT max(ts_rank(m.search, qq.tsq))::float8 AS r
+        FROM messages m WHERE m.conversation_id = c.id AND m.search @@ qq.tsq
+      ) x
+      WHERE c.workspace_id = ${WS} AND c.deleted_at IS NULL AND x.r IS NOT NULL
+    ),
+    page AS (
+      SELECT r.id, r.rank, row_number() OVER (ORDER BY r.rank DESC, r.id DESC) AS n
+      FROM ranked r
+      ${after ? `WHERE (r.rank, r.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''}
+      ORDER BY r.rank DESC, r.id DESC
+      LIMIT ${bind(need + 1)}
+    )
+    SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, hl.headline
+    FROM ${CONVERSATION_FROM}
+    JOIN page p ON p.id = c.id
+    ${headlineJoin(bind, tsq, need)}
+    ORDER BY p.rank DESC, p.id DESC`
+  return s.sql.unsafe<Row[]>(text, values, { prepare: true })
 }

@@ -90,6 +90,15 @@ t.test('seeding writes consistent data and restores every index and foreign key'
   t.equal(bad.n, 0, 'last_message_at is the last message time')
   const [rare] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM messages WHERE search @@ to_tsquery('simple', ${RARE_TOKEN})`
   t.equal(rare.n, res.rareTokenMessages, 'the rare token is where the seeder says')
+  // The messages trigger built the search chunks during the COPY: every message in one, one per conversation here.
+  const [chunks] = await sql<{ n: number; m: number; rare: number }[]>`
+    SELECT count(*)::int AS n, sum(messages)::int AS m,
+           count(*) FILTER (WHERE doc @@ search_query(workspace_id, ${RARE_TOKEN}))::int AS rare FROM search_chunks`
+  t.equal(chunks.n, 600, 'one chunk per conversation (3-7 messages each)')
+  t.equal(chunks.m, res.messages, 'every message counted in a chunk')
+  const [rareConvs] = await sql<{ n: number }[]>`
+    SELECT count(DISTINCT conversation_id)::int AS n FROM messages WHERE search @@ to_tsquery('simple', ${RARE_TOKEN})`
+  t.equal(chunks.rare, rareConvs.n, 'the rare token finds its conversations through the chunks')
   const [pinned] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM conversations WHERE pinned AND status <> 'OPEN'`
   t.equal(pinned.n, 0, 'only open conversations are pinned')
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { hasFrequentWord, resetWordStats, wordStats } from '../../src/search/search.js'
-import { seedConversation, seedMessages } from './seed.js'
+import { candidateQuery, resetSearchStats, SEARCH_WINDOW } from '../../src/search/search.js'
+import { seedConversation, seedManyMessages, seedMessages } from './seed.js'
 
 type Item = { id: string; match: string; guest: { name: string } }
 
@@ -198,52 +198,167 @@ t.test('search: cursor pagination visits every match once, in rank order', async
   t.match(all.json().data[0].match, /(<mark>ticket<\/mark> ){3}<mark>ticket<\/mark>/)
 })
 
-t.test('search: a word the statistics call frequent takes the custom-plan path, same scoped results', async (t) => {
+t.test('search: newest-first windows of candidates, each ranked; pages cross windows exactly once', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const other = await seedWorkspace(app, 'Other')
-  const expected: string[] = []
-  for (let i = 0; i < 8; i++) {
-    const g = await seedGuest(app, ws, `Guest ${i}`, `g${i}@example.test`)
+  // 2.5 windows of conversations saying "hello", created oldest first, with varying ranks.
+  const n = Math.floor(SEARCH_WINDOW * 2.5)
+  const byAge: string[] = []
+  const g = await seedGuest(app, ws, 'Guest', 'guest@example.test')
+  for (let i = 0; i < n; i++) {
     const c = await seedConversation(app, ws, g)
-    await seedMessages(app, c, [{ body: `hello ${'again '.repeat(i % 3)}number${i}` }, { body: 'plain text' }])
-    expected.push(c)
+    await seedMessages(app, c, [{ body: `${'hello '.repeat((i % 3) + 1)}number${i}` }, { body: 'plain text' }])
+    byAge.push(c)
   }
-  const g = await seedGuest(app, ws, 'Gone', 'gone@example.test')
   const deleted = await seedConversation(app, ws, g, { deleted: true })
   await seedMessages(app, deleted, [{ body: 'hello from a deleted one' }])
   const og = await seedGuest(app, other, 'Stranger', 'stranger@example.test')
   const foreign = await seedConversation(app, other, og)
   await seedMessages(app, foreign, [{ body: 'hello hello hello from another tenant' }])
 
-  const ids = async () => {
-    const res = await app.inject({ method: 'GET', url: '/conversations/search?q=hello&limit=100', headers: ws.agent.headers })
+  const page = async (q: string, limit: number, cursor: string | null) => {
+    const qs = new URLSearchParams({ q, limit: String(limit), ...(cursor ? { cursor } : {}) }).toString()
+    const res = await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
     t.equal(res.statusCode, 200)
-    const data: Item[] = res.json().data
-    for (const i of data) t.match(i.match, /<mark>hello<\/mark>/)
-    return data.map((i) => i.id)
+    return res.json() as { data: Item[]; nextCursor: string | null }
   }
-  resetWordStats(app.deps.sql)
-  t.notOk(hasFrequentWord('hello', await wordStats(app.deps.sql)), 'no statistics yet: prepared (generic plan) path')
-  const generic = await ids()
-  t.same([...generic].sort(), [...expected].sort(), 'workspace-scoped, deleted absent')
+  const all = async (q: string, limit: number) => {
+    const seen: Item[] = []
+    let cursor: string | null = null
+    for (let i = 0; i < 100; i++) {
+      const body = await page(q, limit, cursor)
+      seen.push(...body.data)
+      cursor = body.nextCursor
+      if (!cursor) break
+    }
+    return seen
+  }
+  const before = await all('hello', 7)
+  const ids = before.map((i) => i.id)
+  t.equal(ids.length, n, 'every live match of the workspace, deleted and foreign absent')
+  t.equal(new Set(ids).size, n, 'no conversation twice')
+  // Window k holds the k-th SEARCH_WINDOW newest conversations, ranked inside.
+  // Newest by last message (what a chunk is ordered by; seedMessages' messages can interleave).
+  // The deleted conversation (the newest) takes a candidate's place in the first window.
+  const newestFirst = (
+    await app.deps.sql<{ id: string }[]>`
+      SELECT id FROM conversations WHERE id = ANY(${[...byAge, deleted]}::uuid[]) ORDER BY last_message_at DESC, id DESC`
+  ).map((r) => r.id)
+  let from = 0
+  for (let w = 0; w * SEARCH_WINDOW < n + 1; w++) {
+    const expected = newestFirst.slice(w * SEARCH_WINDOW, (w + 1) * SEARCH_WINDOW).filter((id) => id !== deleted)
+    const got = ids.slice(from, from + expected.length)
+    from += expected.length
+    t.same([...got].sort(), expected.sort(), `window ${w}: the next newest candidates`)
+    const counts = got.map((id) => (byAge.indexOf(id) % 3) + 1)
+    t.same(counts, [...counts].sort((a, b) => b - a), `window ${w}: best matches first`)
+  }
+  for (const i of before) t.match(i.match, /<mark>hello<\/mark>/)
+  t.same((await all('hello', 100)).map((i) => i.id), ids, 'pages of 100 give the same order as pages of 7')
 
-  await app.deps.sql`ANALYZE messages`
-  resetWordStats(app.deps.sql)
-  t.ok(hasFrequentWord('Hello, world', await wordStats(app.deps.sql)), 'after ANALYZE the word is frequent')
-  t.notOk(hasFrequentWord('zanzibar', await wordStats(app.deps.sql)))
-  const custom = await ids()
-  t.same(custom, generic, 'the custom-plan path returns the same ranked page')
-  // Pages of 3 on the custom-plan path: every match exactly once, in the same order.
-  const paged: string[] = []
+  // Statistics make the word frequent in this workspace: search walks newest-first instead of
+  // reading the posting list; the pages do not change.
+  resetSearchStats(app.deps.searchSql)
+  t.notOk((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).walk, 'no statistics: posting list')
+  await app.deps.sql`ANALYZE search_chunks`
+  resetSearchStats(app.deps.searchSql)
+  t.ok((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).walk, 'after ANALYZE: the walk')
+  t.notOk((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'number7', null)).walk, 'a rare word: posting list')
+  t.same((await all('hello', 7)).map((i) => i.id), ids, 'same pages on the walk')
+  t.same((await all('hello', 100)).map((i) => i.id), ids)
+
+  // A phrase / negation that the chunk documents cannot decide is checked on the messages.
+  t.same((await all('"number7"', 100)).map((i) => i.id), [byAge[7]])
+  t.same((await all('"plain hello"', 100)).map((i) => i.id), [], 'words of two messages are no phrase')
+  t.same((await all('hello plain', 100)).map((i) => i.id), [], 'both words in one message (AND)')
+  t.equal((await all('hello -number7', 100)).length, n - 1)
+  t.equal((await all('-zanzibar', 100)).length, n, 'an all-negative query matches every message without the word')
+})
+
+t.test('search: long conversations are chunked; an old message is found, the conversation once', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const g = await seedGuest(app, ws, 'Guest', 'guest@example.test')
+  const long = await seedConversation(app, ws, g)
+  await seedMessages(app, long, [{ body: 'the first message mentions zanzibar' }])
+  await seedManyMessages(app, long, 70)
+  await seedMessages(app, long, [{ body: 'and the last one zanzibar too' }])
+  const chunks = await app.deps.sql<{ seq: number; messages: number }[]>`
+    SELECT seq, messages FROM search_chunks WHERE conversation_id = ${long} ORDER BY seq`
+  t.same(chunks.map((c) => c.messages).reduce((a, b) => a + b, 0), 72, 'every message in a chunk')
+  t.ok(chunks.length >= 3, `several chunks (${chunks.length})`)
+  const short = await seedConversation(app, ws, g)
+  await seedMessages(app, short, [{ body: 'zanzibar again' }])
+  const res = await app.inject({ method: 'GET', url: '/conversations/search?q=zanzibar', headers: ws.agent.headers })
+  t.same(res.json().data.map((i: Item) => i.id).sort(), [long, short].sort(), 'the long conversation once')
+  const first = await app.inject({ method: 'GET', url: '/conversations/search?q=first%20mentions', headers: ws.agent.headers })
+  t.same(first.json().data.map((i: Item) => i.id), [long], 'a message in the oldest chunk is found')
+  t.match(first.json().data[0].match, /<mark>first<\/mark> <mark>message<\/mark> <mark>mentions<\/mark>|<mark>first<\/mark>/)
+  const numbered = await app.inject({ method: 'GET', url: '/conversations/search?q=message%2040', headers: ws.agent.headers })
+  t.same(numbered.json().data.map((i: Item) => i.id), [long])
+  t.match(numbered.json().data[0].match, /<mark>40<\/mark>/)
+  // Deleting the conversation removes its chunks.
+  await app.deps.sql`DELETE FROM conversations WHERE id = ${long}`
+  const [{ n }] = await app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM search_chunks WHERE conversation_id = ${long}`
+  t.equal(n, 0)
+})
+
+t.test('search: guests first, then messages; a guest match is not repeated among message matches', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const exact = await seedGuest(app, ws, 'Kowalski', 'k@example.test')
+  const partial = await seedGuest(app, ws, 'Anna Kowalski', 'anna@example.test')
+  const plain = await seedGuest(app, ws, 'Plain', 'plain@example.test')
+  const a = await seedConversation(app, ws, partial)
+  await seedMessages(app, a, [{ body: 'kowalski wrote this' }])
+  const b = await seedConversation(app, ws, exact)
+  const c = await seedConversation(app, ws, plain)
+  await seedMessages(app, c, [{ body: 'ask kowalski about it' }])
+  const seen: string[] = []
   let cursor: string | null = null
   for (let i = 0; i < 5; i++) {
-    const qs: string = new URLSearchParams({ q: 'hello', limit: '3', ...(cursor ? { cursor } : {}) }).toString()
-    const res = await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
-    const body: { data: Item[]; nextCursor: string | null } = res.json()
-    paged.push(...body.data.map((x) => x.id))
+    const qs: string = new URLSearchParams({ q: 'kowalski', limit: '1', ...(cursor ? { cursor } : {}) }).toString()
+    const body: { data: Item[]; nextCursor: string | null } = (
+      await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
+    ).json()
+    seen.push(...body.data.map((x) => x.id))
     cursor = body.nextCursor
     if (!cursor) break
   }
-  t.same(paged, custom, 'paginated frequent-word search visits each match once')
+  t.same(seen, [b, a, c], 'exact guest, guest substring, then the message match; each once')
+  const one = await app.inject({ method: 'GET', url: '/conversations/search?q=kowalski&limit=10', headers: ws.agent.headers })
+  const data: Item[] = one.json().data
+  t.same(data.map((x) => x.id), [b, a, c])
+  t.match(data[1]!.match, /<mark>kowalski<\/mark> wrote/, 'a guest hit with a matching message shows the message')
+  t.match(data[0]!.match, /<mark>Kowalski<\/mark>/)
+})
+
+t.test('search runs on its own pool: a busy search pool does not hold up the inbox', async (t) => {
+  const { app } = await build(t, { env: { DATABASE_SEARCH_POOL_MAX: '1' } })
+  const ws = await seedWorkspace(app)
+  const g = await seedGuest(app, ws, 'Guest', 'guest@example.test')
+  const c = await seedConversation(app, ws, g)
+  await seedMessages(app, c, [{ body: 'hello there' }])
+  t.not(app.deps.searchSql, app.deps.sql)
+  // Occupy the search pool's only connection until released: it waits for a lock held elsewhere.
+  const holder = await app.deps.sql.reserve()
+  await holder`SELECT pg_advisory_lock(1919)`
+  const blocker = app.deps.searchSql`SELECT pg_advisory_lock(1919), pg_advisory_unlock(1919)`.then(() => 'released')
+  let searchDone = false
+  const search = app
+    .inject({ method: 'GET', url: '/conversations/search?q=hello', headers: ws.agent.headers })
+    .then((r) => {
+      searchDone = true
+      return r
+    })
+  const list = await app.inject({ method: 'GET', url: '/conversations', headers: ws.agent.headers })
+  t.equal(list.statusCode, 200, 'the list answers while the search pool is busy')
+  t.notOk(searchDone, 'the search waits for its own pool')
+  await holder`SELECT pg_advisory_unlock(1919)`
+  holder.release()
+  t.equal(await blocker, 'released')
+  const res = await search
+  t.equal(res.statusCode, 200)
+  t.same(res.json().data.map((i: Item) => i.id), [c])
 })
