@@ -5,10 +5,12 @@
  *              request, as the API must): what the framework alone can do on this machine.
  *   sql:       bare Fastify running the list endpoint's SQL through postgres.js (same pool
  *              settings as the API), no auth, no validation: what the database allows.
- * Usage: node --import tsx bench/ceiling-server.ts framework|sql  (env: PORT, BODY_FILE or
- * DATABASE_URL + WORKSPACE_ID + DATABASE_POOL_MAX)
+ *   file:      bare Fastify streaming one file with fs.createReadStream, no auth, no lookup:
+ *              what serving a stored attachment costs at the least (GET /media/:id's ceiling).
+ * Usage: node --import tsx bench/ceiling-server.ts framework|sql|file  (env: PORT, BODY_FILE or
+ * DATABASE_URL + WORKSPACE_ID + DATABASE_POOL_MAX, or FILE_PATH + FILE_TYPE)
  */
-import { readFileSync } from 'node:fs'
+import { createReadStream, readFileSync } from 'node:fs'
 import Fastify from 'fastify'
 import { createSql } from '../src/db/client.js'
 import { listPageOne } from './list-sql.js'
@@ -31,8 +33,12 @@ if (mode === 'framework') {
     return { data: rows.slice(0, 20), nextCursor: rows.length > 20 ? 'x' : null }
   })
   app.addHook('onClose', async () => sql.end({ timeout: 5 }))
+} else if (mode === 'file') {
+  const path = process.env.FILE_PATH!
+  const type = process.env.FILE_TYPE ?? 'application/octet-stream'
+  app.get('/file', (_request, reply) => reply.header('content-type', type).send(createReadStream(path)))
 } else {
-  console.error('usage: ceiling-server.ts framework|sql')
+  console.error('usage: ceiling-server.ts framework|sql|file')
   process.exit(2)
 }
 

@@ -7,8 +7,8 @@
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus } from 'node:os'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
@@ -218,6 +218,9 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
   }
   const redisPrefix = `bench:${dbName}:${process.pid}:`
   const apiPort = await freePort()
+  // Attachments go to a directory of this run (local driver), on the machine's temp file system.
+  const storageDir = mkdtempSync(join(tmpdir(), 'parley-bench-files-'))
+  onCleanup('remove stored files', () => rmSync(storageDir, { recursive: true, force: true }))
   const profDir = join(RESULTS, `cpu-${stamp}`)
   const apiEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -233,6 +236,7 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     // Pool experiments: the bench's own environment may set the API's pool sizes.
     ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
     ...(process.env.DATABASE_SEARCH_POOL_MAX ? { DATABASE_SEARCH_POOL_MAX: process.env.DATABASE_SEARCH_POOL_MAX } : {}),
+    STORAGE_DIR: storageDir,
     ...secrets,
   }
   step(`starting the API (node dist/src/server.js) on :${apiPort}${opts.cpuProf ? `, profiling into ${profDir}` : ''}`)
@@ -268,6 +272,7 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     load,
     runTag: `${stamp}_${process.pid}`,
     secrets,
+    storageDir,
     headers: { largest: await headersFor(meta.seed.largest), small: await headersFor(meta.seed.small) },
   }
 }

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { assignmentActions, conversationStatus, senderTypes } from '../src/db/schema.js'
 import { presenceStatuses } from '../src/presence.js'
+import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 
 /** Request and response shapes of /conversations and /api/public/conversations (src/conversations/). */
@@ -40,6 +41,8 @@ export const Message = Type.Object(
     body: Type.String(),
     /** An agents' internal note (API.md section 12): members only. */
     private: Type.Boolean(),
+    /** Its files (API.md section 10), empty when there are none. */
+    attachments: Type.Array(Attachment),
     createdAt: Timestamp,
   },
   { $id: 'Message' },
@@ -127,12 +130,14 @@ export const AssignBody = Type.Object(
 
 export const PostMessageBody = Type.Object(
   {
-    body: Type.String({ minLength: 1, maxLength: 10_000 }),
+    /** May be empty when attachmentIds is not (checked by postMessage). */
+    body: Type.String({ maxLength: 10_000 }),
     clientMessageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     /** Members only (a visitor sending it at all: 400): an internal note. */
     private: Type.Optional(Type.Boolean()),
     /** Members to notify, only with private: true; each an active member (else 400 INVALID_MENTION). */
     mentions: Type.Optional(Type.Array(UserId, { maxItems: 20 })),
+    attachmentIds: Type.Optional(Type.Array(Uuid, { maxItems: 10 })),
   },
   { additionalProperties: false },
 )

@@ -102,6 +102,29 @@ export const ConfigSchema = Type.Object({
   /** Mentioned members also get an e-mail (durable mail queue), not only the mention:new event. */
   MENTION_EMAIL: Type.Boolean({ default: false }),
   SMTP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
+  /** The API's public base URL, for links that leave it (attachment links in e-mailed transcripts). */
+  API_URL: Type.String({ pattern: '^https?://', default: 'http://localhost:3000' }),
+  /** Attachments (docs/attachments.md): where files live. */
+  STORAGE_DRIVER: Type.Union([Type.Literal('local'), Type.Literal('s3')], { default: 'local' }),
+  STORAGE_DIR: Type.String({ minLength: 1, default: './data/uploads' }),
+  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
+  S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
+  /** With S3: GET /media/:id answers 302 to a presigned URL (valid MEDIA_REDIRECT_TTL_S, at most 5 minutes). */
+  MEDIA_REDIRECT: Type.Boolean({ default: false }),
+  MEDIA_REDIRECT_TTL_S: Type.Integer({ minimum: 1, maximum: 300, default: 300 }),
+  /** Signs expiring media links (e-mailed transcripts); defaults to a key derived from VISITOR_SESSION_SECRET. */
+  MEDIA_LINK_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  /** Largest file a member (UPLOAD_MAX_BYTES) or a visitor (UPLOAD_MAX_BYTES_VISITOR) may upload, in bytes. */
+  UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1, default: 25 * 1024 * 1024 }),
+  UPLOAD_MAX_BYTES_VISITOR: Type.Integer({ minimum: 1, default: 10 * 1024 * 1024 }),
+  /** An upload no message names is deleted (row and bytes) this long after it was made. */
+  UPLOAD_PENDING_TTL_S: Type.Integer({ minimum: 1, default: 86400 }),
+  /** When the cleanup job runs (pg-boss cron, UTC; minute granularity). */
+  UPLOAD_CLEANUP_CRON: Type.String({ minLength: 9, default: '*/15 * * * *' }),
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -122,6 +145,12 @@ export function checkConfig(config: Config): Config {
   }
   if (config.PRESENCE_HEARTBEAT_MS !== undefined && config.PRESENCE_HEARTBEAT_MS * 4 > config.PRESENCE_TTL_S * 1000) {
     throw new ConfigError('Invalid configuration: PRESENCE_HEARTBEAT_MS must be at most a quarter of PRESENCE_TTL_S')
+  }
+  if (config.STORAGE_DRIVER === 's3' && !config.S3_BUCKET) {
+    throw new ConfigError('Invalid configuration: S3_BUCKET is required with STORAGE_DRIVER=s3')
+  }
+  if (config.MEDIA_REDIRECT && config.STORAGE_DRIVER !== 's3') {
+    throw new ConfigError('Invalid configuration: MEDIA_REDIRECT=true needs STORAGE_DRIVER=s3')
   }
   return config
 }

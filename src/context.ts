@@ -13,6 +13,7 @@ import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
 import type { Mailer } from './mail.js'
 import type { RateWindows } from './rate-windows.js'
+import type { ObjectStorage } from './storage/storage.js'
 
 /** A pino logger (the process's, a request's or a job's). */
 export interface Log {
@@ -50,6 +51,8 @@ export interface Deps {
   cursor: CursorCodec
   /** Provider B's webhook verification API client (null: not configured). */
   providerB: ProviderBVerifier | null
+  /** Attachment bytes (STORAGE_DRIVER: local disk or S3). */
+  storage: ObjectStorage
 }
 
 /**

@@ -12,6 +12,7 @@ import { createMailer } from './mail.js'
 import { queues } from './queues.js'
 import { createRateWindows } from './rate-windows.js'
 import { closeRedis, createRedis, waitReady } from './redis.js'
+import { createStorage } from './storage/storage.js'
 
 export interface Runtime {
   deps: Deps
@@ -56,6 +57,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     rateWindows: createRateWindows(config, redis, log),
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
+    storage: createStorage(config),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {
@@ -63,6 +65,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     drain: () => jobs.stop(),
     async close() {
       mailer.close()
+      deps.storage.close()
       await closeRedis(redis)
       await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
     },

@@ -85,3 +85,16 @@ export function routerError(err: { code?: string }): AppError {
   if (err.code === 'FST_ERR_BAD_URL') return new AppError(400, 'BAD_URL', 'The path is not valid percent-encoded text')
   return new AppError(400, 'BAD_REQUEST', 'The request could not be routed')
 }
+
+// Attachments (docs/attachments.md)
+export const attachmentNotFound = () => notFound('ATTACHMENT_NOT_FOUND', 'Attachment not found')
+export const uploadTooLarge = (max: number) => new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${max} bytes`)
+export const unsupportedMediaType = (message = 'This type of file is not accepted') => new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', message)
+export const invalidAttachment = (message = 'attachmentIds must name pending uploads of this conversation by the same sender') =>
+  badRequest(message, 'INVALID_ATTACHMENT')
+/** The object store cannot be reached: nothing was kept; the client retries. */
+export const storageUnavailable = () => new AppError(503, 'STORAGE_UNAVAILABLE', 'File storage is unavailable; retry later', { 'retry-after': '5' })
+export const rangeNotSatisfiable = (size: number) =>
+  new AppError(416, 'RANGE_NOT_SATISFIABLE', 'The requested range is outside the file', { 'content-range': `bytes */${size}` })
+/** A multipart upload that is not what POST /uploads takes (field order, missing file). */
+export const malformedUpload = (message: string) => badRequest(message, 'VALIDATION_ERROR')

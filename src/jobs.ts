@@ -7,6 +7,8 @@ import type { Parameter, Sql } from './db/client.js'
 export interface QueueDefinition<T extends object = object> {
   name: string
   options(config: Config): Omit<Queue, 'name'>
+  /** A cron expression (UTC): pg-boss enqueues a job on this queue at each tick (durable, once across replicas). */
+  schedule?(config: Config): string
   /** Handles one job with a system caller's context; throwing makes pg-boss retry it per `options`. */
   handle(ctx: Ctx, job: JobWithMetadata<T>): Promise<void>
 }
@@ -37,13 +39,16 @@ export interface JobsRuntime {
  * replicas do not race); each queue is created, or updated to the configured retry policy.
  */
 export async function createJobs(config: Config, log: Log, queues: readonly QueueDefinition[]): Promise<JobsRuntime> {
-  const boss = new PgBoss({ connectionString: config.DATABASE_URL, max: 3, application_name: 'parley-jobs', schedule: false })
+  // The cron clock runs where the workers run; any number of processes may run it (pg-boss
+  // enqueues each tick once).
+  const boss = new PgBoss({ connectionString: config.DATABASE_URL, max: 3, application_name: 'parley-jobs', schedule: config.JOBS_WORKER })
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'))
   await boss.start()
   for (const q of queues) {
     await boss.createQueue(q.name, q.options(config))
     // createQueue leaves an existing queue as it is: apply changed retry settings too.
     await boss.updateQueue(q.name, q.options(config))
+    if (q.schedule) await boss.schedule(q.name, q.schedule(config), {}, { tz: 'UTC' })
   }
   const workers = new Map<string, string>()
   const jobs: Jobs = {

@@ -1,3 +1,4 @@
+import { attachmentsCleanup } from './attachments/cleanup.js'
 import type { QueueDefinition } from './jobs.js'
 import { mentionMail } from './mentions/mail.js'
 import { transcriptMail } from './transcripts/worker.js'
@@ -6,4 +7,4 @@ import { transcriptMail } from './transcripts/worker.js'
  * Every durable job queue, one line per area: src/jobs.ts creates each queue at start and, with
  * JOBS_WORKER, runs its worker in this process. A new area adds its QueueDefinition here.
  */
-export const queues: readonly QueueDefinition<any>[] = [transcriptMail, mentionMail]
+export const queues: readonly QueueDefinition<any>[] = [transcriptMail, mentionMail, attachmentsCleanup]

@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { SignJWT } from 'jose'
 import { v7 as uuidv7 } from 'uuid'
@@ -34,6 +36,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     TRANSCRIPT_UNVERIFIED_PER_DAY: '100000',
     WEBHOOK_FAILURES_PER_MIN: '100000',
     RECONCILE_PER_MIN: '100000',
+    // Attachments land in a temporary directory, never in the checkout (keys are unique per file).
+    STORAGE_DIR: join(tmpdir(), 'parley-test-files'),
     ...overrides,
   }
 }

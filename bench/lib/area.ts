@@ -15,6 +15,8 @@ export interface BenchRun {
   /** Unique per run: keeps idempotency keys and event ids of two runs apart. */
   runTag: string
   secrets: { AUTH_JWT_SECRET: string; VISITOR_SESSION_SECRET: string; CURSOR_SECRET: string; PROVIDER_A_WEBHOOK_SECRET: string }
+  /** The API's STORAGE_DIR (local driver): a temporary directory, removed at the end. */
+  storageDir: string
   /** An owner's headers in the largest and in the small workspace. */
   headers: { largest: Record<string, string>; small: Record<string, string> }
 }

@@ -36,6 +36,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     rateWindows: absent('rateWindows'),
     cursor: createCursorCodec(config),
     providerB: null,
+    storage: absent('storage'),
   }
   return contextFor(deps, caller)
 }

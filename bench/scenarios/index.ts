@@ -1,4 +1,5 @@
 import type { Area } from '../lib/area.js'
+import { attachments } from './attachments.js'
 import { billing } from './billing.js'
 import { canned } from './canned.js'
 import { ceilings } from './ceilings.js'
@@ -9,4 +10,4 @@ import { search } from './search.js'
 import { unread } from './unread.js'
 
 /** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
-export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing]
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments]

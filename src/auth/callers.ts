@@ -57,8 +57,11 @@ export interface SystemCaller {
  *   that the visitor owns what it asks for).
  * - { visitor: true }: a visitor session only.
  * - { member: 'any', workspace: false }: any valid member token, no workspace (POST/GET /workspaces).
+ * - `anonymous: true` added to a member/visitor access: a request with no credentials at all gets
+ *   the anonymous caller instead of a 401, and the domain checks what it presents instead (a
+ *   signed media link, GET /media/:id). Credentials that are sent must still verify.
  */
-export type Access = 'public' | { member?: Permission | 'any'; visitor?: boolean; workspace?: boolean }
+export type Access = 'public' | { member?: Permission | 'any'; visitor?: boolean; workspace?: boolean; anonymous?: boolean }
 
 /** The credentials a request or a socket handshake presents. */
 export interface Credentials {
@@ -85,6 +88,7 @@ export async function resolveCaller(deps: AuthDeps, log: Log, access: Access, cr
     return membership(deps, user, credentials.workspaceId, access.member)
   }
   if (access.visitor && credentials.visitorSession) return verifyVisitorSession(deps, log, credentials.visitorSession)
+  if (access.anonymous && !credentials.memberToken && !credentials.visitorSession) return { kind: 'anonymous' }
   throw unauthorized()
 }
 

@@ -1,6 +1,9 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import type { MessageView } from '../../schemas/conversations.js'
+import { attachToMessage } from '../attachments/files.js'
+import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
+import type { Sql } from '../db/client.js'
 import { badRequest, invalidCursor } from '../errors.js'
 import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
@@ -22,6 +25,8 @@ export interface PostMessageInput {
   clientMessageId?: string
   private?: boolean
   mentions?: string[]
+  /** Pending uploads of this conversation by this sender (API.md section 10). */
+  attachmentIds?: string[]
 }
 
 /**
@@ -43,6 +48,8 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
   }
   const note = input.private === true
   if (input.mentions !== undefined && !note) throw badRequest('mentions are only allowed with private: true')
+  const fileIds = input.attachmentIds ?? []
+  if (input.body.length === 0 && fileIds.length === 0) throw badRequest('body must not be empty unless attachmentIds names a file')
   const senderType = caller.kind === 'member' ? 'AGENT' : 'GUEST'
   const clientId = input.clientMessageId ?? null
   let mentioned: NewMentions | null = null
@@ -69,19 +76,31 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
       const [first] = await sql<MessageRecord[]>`
         SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
         WHERE conversation_id = ${row.id} AND sender_type = ${senderType} AND client_message_id = ${clientId}`
-      return { result: { message: toMessageView(first), created: false } }
+      return { result: { message: await withAttachments(sql, first!), created: false } }
     }
+    // The files go with the message or not at all: a bad id rolls the whole send back. A private
+    // note's files are private too: members only (media, files tab).
+    const files = await attachToMessage(sql, {
+      ids: fileIds,
+      conversationId: row.id,
+      messageId: inserted.id,
+      uploaderType: senderType,
+      uploaderId: senderId,
+      private: note,
+    })
+    const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
     if (note) {
       const m = { workspaceId: row.workspaceId, conversationId: row.id, messageId: inserted.id, body: input.body, createdAt: inserted.createdAt }
       mentioned = await addMentions(ctx, sql, m, input.mentions ?? [])
-      return { result: { message: toMessageView(inserted), created: true } }
+      return { result: { message, created: true } }
     }
+    const preview = input.body.length > 0 ? input.body : files.map((f) => f.filename).join(', ')
     const guestMessage = senderType === 'GUEST'
     const reopen = guestMessage && row.status !== 'OPEN'
     const [after] = await sql<CounterState[]>`
       UPDATE conversations SET
         last_message_at = ${inserted.createdAt}::timestamptz,
-        last_message_preview = left(${input.body}, ${PREVIEW_LENGTH}),
+        last_message_preview = left(${preview}, ${PREVIEW_LENGTH}),
         unread_count = unread_count + ${guestMessage ? 1 : 0},
         status = CASE WHEN ${reopen} THEN 'OPEN' ELSE status END,
         closed_at = CASE WHEN ${reopen} THEN NULL ELSE closed_at END,
@@ -90,7 +109,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
     // The message event tells clients about the new message; conversation:updated only when
     // the conversation's state changed beyond it (a guest message reopening it).
-    return { after, result: { message: toMessageView(inserted), created: true }, publishUpdate: reopen }
+    return { after, result: { message, created: true }, publishUpdate: reopen }
   })
 
   const result = out.result!
@@ -129,5 +148,12 @@ export async function listMessages(
   const page = rows.slice(0, query.limit)
   const last = page[page.length - 1]
   const nextCursor = rows.length > query.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
-  return { data: page.map(toMessageView), nextCursor }
+  const files = await attachmentsOfMessages(sql, page.map((m) => m.id))
+  return { data: page.map((m) => toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))), nextCursor }
+}
+
+/** One message with its files (a retried send answers the first message as it was). */
+async function withAttachments(sql: Sql, m: MessageRecord): Promise<MessageView> {
+  const files = await attachmentsOfMessages(sql, [m.id])
+  return toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))
 }

@@ -157,6 +157,8 @@ export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
   await mutateConversation(ctx, id, async (sql) => {
     const after = await update(sql, id, sql`deleted_at = clock_timestamp()`)
     await removeConversationMentions(sql, id)
+    // Its files are 404 at once (media checks deleted_at); the cleanup job removes their bytes.
+    await sql`UPDATE attachments SET purge_at = clock_timestamp() WHERE conversation_id = ${id} AND purge_at IS NULL`
     return { after }
   })
 }

@@ -1,3 +1,4 @@
+import type { AttachmentView } from '../../schemas/attachments.js'
 import type { ConversationView, MessageView } from '../../schemas/conversations.js'
 import type { Sql } from '../db/client.js'
 import type { conversations, messages } from '../db/schema.js'
@@ -88,6 +89,7 @@ export type MessageRecord = Pick<
   'id' | 'conversationId' | 'senderType' | 'senderId' | 'senderName' | 'body' | 'private' | 'createdAt'
 >
 
-export function toMessageView(m: MessageRecord): MessageView {
-  return { ...m, createdAt: iso(m.createdAt) }
+/** A message as the API shows it, with its files (section 10; empty when it has none). */
+export function toMessageView(m: MessageRecord, attachments: AttachmentView[] = []): MessageView {
+  return { ...m, attachments, createdAt: iso(m.createdAt) }
 }

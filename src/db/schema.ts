@@ -421,3 +421,46 @@ export const mentionCounters = pgTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.userId] })],
 )
+
+/**
+ * Uploaded files (docs/attachments.md). The bytes live in object storage under `storage_key`
+ * (and `thumb_key` once a thumbnail was made); this row is their metadata. An upload is pending
+ * until a message names it (`message_id`), then attached once and for good.
+ */
+export const attachments = pgTable(
+  'attachments',
+  {
+    /** UUIDv7, made by the application. */
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull(),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    messageId: uuid('message_id').references(() => messages.id, { onDelete: 'cascade' }),
+    /** Who uploaded it: 'GUEST' (its guest id) or 'AGENT' (the member's userId). */
+    uploaderType: text('uploader_type', { enum: senderTypes }).notNull(),
+    uploaderId: text('uploader_id').notNull(),
+    filename: text('filename').notNull(),
+    contentType: text('content_type').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    sha256: text('sha256').notNull(),
+    width: integer('width'),
+    height: integer('height'),
+    storageKey: text('storage_key').notNull(),
+    thumbKey: text('thumb_key'),
+    /** Copied from the message that attached it: a private note's file is for members only. */
+    private: boolean('private').notNull().default(false),
+    createdAt: createdAt(),
+    attachedAt: ts('attached_at'),
+    /** Set when its conversation is deleted: the cleanup job removes the bytes and the row. */
+    purgeAt: ts('purge_at'),
+  },
+  (t) => [
+    // serves: GET /conversations/:id/attachments (newest attached first, keyset)
+    index('attachments_files_idx').on(t.conversationId, t.attachedAt, t.id).where(sql`${t.messageId} IS NOT NULL`),
+    // serves: the attachments of a page of messages (message lists, message:new, transcripts)
+    index('attachments_message_idx').on(t.messageId).where(sql`${t.messageId} IS NOT NULL`),
+    // serves: the cleanup job (pending uploads older than UPLOAD_PENDING_TTL_S)
+    index('attachments_pending_idx').on(t.createdAt).where(sql`${t.messageId} IS NULL`),
+    // serves: the cleanup job (files of deleted conversations)
+    index('attachments_purge_idx').on(t.purgeAt).where(sql`${t.purgeAt} IS NOT NULL`),
+  ],
+)

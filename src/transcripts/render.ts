@@ -8,6 +8,10 @@ import { iso } from '../time.js'
 import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
 import { audienceOf, visibleMessages, type Audience } from '../conversations/visibility.js'
 import { escapeHtml } from '../html.js'
+import type { Config } from '../config.js'
+import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
+import { TRANSCRIPT_LINK_TTL_S } from '../attachments/links.js'
+import type { AttachmentView } from '../../schemas/attachments.js'
 
 type TranscriptFormat = TranscriptFormatName
 
@@ -28,7 +32,7 @@ export async function transcriptFile(ctx: Ctx, id: string, format: TranscriptFor
   return {
     filename: `transcript-${conversation.id}.${format}`,
     contentType: CONTENT_TYPES[format],
-    chunks: renderTranscript(ctx.sql, conversation, format, audienceOf(ctx.caller)),
+    chunks: renderTranscript(ctx.sql, conversation, format, audienceOf(ctx.caller), undefined, ctx.config),
   }
 }
 
@@ -83,8 +87,18 @@ export async function* renderTranscript(
   format: TranscriptFormat,
   audience: Audience,
   exportedAt = new Date().toISOString(),
+  config?: Config,
 ): AsyncGenerator<string> {
   const c = conversation
+  // Files are listed by name with a link signed for 7 days (absolute under API_URL).
+  const filesOf = async (batch: MessageRecord[]) => {
+    const byMessage = await attachmentsOfMessages(sql, batch.map((m) => m.id))
+    return (m: MessageRecord): AttachmentView[] =>
+      (byMessage.get(m.id) ?? []).map((f) => {
+        const v = config ? toAttachmentView(f, { config, ttlS: TRANSCRIPT_LINK_TTL_S }) : toAttachmentView(f)
+        return config ? { ...v, url: new URL(v.url, config.API_URL).toString() } : v
+      })
+  }
   if (format === 'txt') {
     yield [
       `Transcript of conversation ${c.id}`,
@@ -96,11 +110,13 @@ export async function* renderTranscript(
       '',
     ].join('\n')
     for await (const batch of messageBatches(sql, c.id, audience)) {
+      const files = await filesOf(batch)
       yield batch
         .map((m) => {
           // Continuation lines are indented, so every message line starts with its timestamp.
           const body = m.body.replace(/\r\n?/g, '\n').split('\n').join('\n    ')
-          return `[${iso(m.createdAt)}] ${oneLine(m.senderName)} (${senderLabel(m)}): ${body}\n`
+          const attached = files(m).map((f) => `\n    [file] ${oneLine(f.filename)} <${f.url}>`).join('')
+          return `[${iso(m.createdAt)}] ${oneLine(m.senderName)} (${senderLabel(m)}): ${body}${attached}\n`
         })
         .join('')
     }
@@ -110,7 +126,8 @@ export async function* renderTranscript(
     yield `{"conversation":${JSON.stringify(c)},"exportedAt":${JSON.stringify(exportedAt)},"messages":[`
     let first = true
     for await (const batch of messageBatches(sql, c.id, audience)) {
-      const items = batch.map((m) => JSON.stringify(toMessageView(m))).join(',\n')
+      const files = await filesOf(batch)
+      const items = batch.map((m) => JSON.stringify(toMessageView(m, files(m)))).join(',\n')
       yield (first ? '\n' : ',\n') + items
       first = false
     }
@@ -133,12 +150,14 @@ Exported: <time datetime="${exportedAt}">${exportedAt}</time></p>
 <ol class="messages">
 `
   for await (const batch of messageBatches(sql, c.id, audience)) {
+    const files = await filesOf(batch)
     yield batch
       .map((m) => {
         const at = iso(m.createdAt)
         const cls = m.private ? 'agent note' : senderLabel(m)
         const mark = m.private ? ' · <strong>Internal note</strong>' : ''
-        return `<li class="${cls}"><div class="meta"><span class="sender">${escapeHtml(m.senderName)}</span>${mark} · <time datetime="${at}">${at}</time></div><div class="body">${escapeHtml(m.body)}</div></li>\n`
+        const attached = files(m).map((f) => `<div class="file"><a href="${escapeHtml(f.url)}">${escapeHtml(f.filename)}</a></div>`).join('')
+        return `<li class="${cls}"><div class="meta"><span class="sender">${escapeHtml(m.senderName)}</span>${mark} · <time datetime="${at}">${at}</time></div><div class="body">${escapeHtml(m.body)}</div>${attached}</li>\n`
       })
       .join('')
   }

@@ -48,7 +48,7 @@ async function deliver(ctx: Ctx, job: JobWithMetadata<TranscriptJob>): Promise<v
     return
   }
   const exportedAt = new Date().toISOString()
-  const stream = (format: 'txt' | 'html') => Readable.from(renderTranscript(sql, conversation, format, 'outside', exportedAt), { objectMode: false })
+  const stream = (format: 'txt' | 'html') => Readable.from(renderTranscript(sql, conversation, format, 'outside', exportedAt, ctx.config), { objectMode: false })
   try {
     await ctx.mailer.send({
       to: req.email,

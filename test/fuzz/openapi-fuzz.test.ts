@@ -41,11 +41,13 @@ const SPECIAL: Record<string, string> = {
     'verified through the provider B API, not run here: the route answers 503 NOT_CONFIGURED (a contract answer); test/billing/provider-b.test.ts runs a real verification server',
   'DELETE /conversations/{id}': 'destructive: runs after every other operation',
   'DELETE /canned-responses/{id}': 'destructive: runs after every other operation (ids: a workspace, an owner-personal and an agent-personal response)',
+  'POST /uploads':
+    'multipart/form-data: generated forms (parts in any order, hostile names, filenames and types, foreign ids, cut short, wrong boundary) besides the JSON bodies; /media/{id} gets the seeded uploads as ids',
   'DELETE /auth/members/{userId}': 'destructive: runs last; valid userIds are the agent and a spare member, never the calling owner',
 }
 
 /** 5xx answers the contract defines (a dependency or configuration missing), by code. */
-const CONTRACT_5XX = new Set(['NOT_CONFIGURED', 'IDP_UNAVAILABLE', 'DEPENDENCY_UNAVAILABLE'])
+const CONTRACT_5XX = new Set(['NOT_CONFIGURED', 'IDP_UNAVAILABLE', 'DEPENDENCY_UNAVAILABLE', 'STORAGE_UNAVAILABLE'])
 
 type Schema = Record<string, any>
 interface Operation {
@@ -54,6 +56,8 @@ interface Operation {
   path: string
   params: { name: string; in: 'path' | 'query' | 'header'; schema: Schema }[]
   body?: Schema
+  /** The operation takes multipart/form-data (POST /uploads): the sweep sends generated forms. */
+  multipart?: boolean
 }
 
 function operationsOf(doc: any): Operation[] {
@@ -67,6 +71,7 @@ function operationsOf(doc: any): Operation[] {
         path,
         params: (op.parameters ?? []).map((p: any) => ({ name: p.name, in: p.in, schema: p.schema ?? {} })),
         body: op.requestBody?.content?.['application/json']?.schema,
+        multipart: !!op.requestBody?.content?.['multipart/form-data'],
       })
     }
   }
@@ -208,7 +213,7 @@ interface Case {
   path: { value: string; raw: boolean }[]
   query: { name: string; value: string; raw: boolean }[]
   headers: Record<string, string>
-  body: { contentType: string; text: string } | null
+  body: { contentType: string; text: string; bytes?: Buffer } | null
 }
 
 interface World {
@@ -223,6 +228,8 @@ interface World {
   /** Canned responses (workspace and personal) and mentions (of the owner and of the agent). */
   canned: string[]
   mentions: string[]
+  /** Uploaded files (one pending, one attached): the ids of /media/{id}. */
+  attachments: string[]
 }
 
 /** Valid values for a path parameter, by name (a new name gets every seeded id). */
@@ -232,6 +239,7 @@ function pathPool(world: World, op: Operation, name: string): string[] {
   if (name === 'id' && op.path.startsWith('/channels')) return [world.ws.channelId]
   if (name === 'id' && op.path.startsWith('/canned-responses')) return world.canned
   if (name === 'id' && op.path.startsWith('/mentions')) return world.mentions
+  if (name === 'id' && op.path.startsWith('/media')) return world.attachments
   if (name === 'id') return world.conversations
   return [...world.conversations, world.guest.guestId, world.ws.channelId, world.ws.agent.userId]
 }
@@ -292,7 +300,13 @@ function caseArb(op: Operation, world: World): fc.Arbitrary<Case> {
         }
         return { contentType: 'application/json', text }
       })
-  const bodyArb: fc.Arbitrary<Case['body']> = op.body
+  const bodyArb: fc.Arbitrary<Case['body']> = op.multipart
+    ? fc.oneof(
+        { weight: 6, arbitrary: multipartBody(world, ids) },
+        { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES).map((text) => ({ contentType: 'application/json', text })) },
+        { weight: 1, arbitrary: fc.constant(null) },
+      )
+    : op.body
     ? fc.oneof(
         { weight: 6, arbitrary: jsonBody(op.body) },
         { weight: 2, arbitrary: fc.constantFrom(...RAW_BODIES).map((text) => ({ contentType: 'application/json', text })) },
@@ -315,6 +329,62 @@ function caseArb(op: Operation, world: World): fc.Arbitrary<Case> {
     headers: headerArb.map((pairs) => Object.fromEntries(pairs.filter((p): p is readonly [string, string] => p !== null))),
     body: bodyArb,
   }) as fc.Arbitrary<Case>
+}
+
+/** A tiny real PNG (1x1), a PDF head, text and noise: what a hostile form may carry as its file. */
+const FILE_BYTES = [
+  Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex'),
+  Buffer.from('%PDF-1.4\n%%EOF\n'),
+  Buffer.from('plain text, ü\n'),
+  Buffer.from('<svg onload=alert(1)>'),
+  Buffer.alloc(0),
+  Buffer.from([0, 1, 2, 3, 255, 254]),
+]
+
+/**
+ * A multipart/form-data body for POST /uploads: parts in any order and number, hostile names,
+ * filenames and declared types, a valid or foreign conversation id, sometimes cut short or with a
+ * broken boundary.
+ */
+function multipartBody(world: World, ids: string[]): fc.Arbitrary<NonNullable<Case['body']>> {
+  const boundary = 'fuzzBoundary7MA4YWxkTrZu0gW'
+  const field = fc.record({
+    name: fc.oneof({ weight: 4, arbitrary: fc.constant('conversationId') }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom('file', 'extra', '__proto__', ''), hostileString) }),
+    value: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...world.conversations) },
+      { weight: 1, arbitrary: fc.constantFrom(...ids, ...world.otherIds) },
+      { weight: 1, arbitrary: hostileString },
+    ),
+  })
+  const file = fc.record({
+    name: fc.oneof({ weight: 4, arbitrary: fc.constant('file') }, { weight: 1, arbitrary: hostileString }),
+    filename: fc.oneof(fc.constantFrom('a.png', '../../etc/passwd', 'x\u202egnp.exe', 'é'.repeat(300), ''), hostileString),
+    type: fc.constantFrom('application/octet-stream', 'image/png', 'image/jpeg', 'application/pdf', 'text/plain', 'image/svg+xml', 'application/octet-stream', '', 'x'.repeat(500)),
+    data: fc.constantFrom(...FILE_BYTES),
+  })
+  const part = fc.oneof(field.map((f) => ({ kind: 'field' as const, ...f })), file.map((f) => ({ kind: 'file' as const, ...f })))
+  return fc
+    .record({
+      parts: fc.oneof({ weight: 3, arbitrary: fc.tuple(field, file).map(([f, x]) => [{ kind: 'field' as const, ...f }, { kind: 'file' as const, ...x }]) }, { weight: 2, arbitrary: fc.array(part, { maxLength: 5 }) }),
+      cut: sometimes(fc.nat({ max: 400 }), 15),
+      badBoundary: fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 9, arbitrary: fc.constant(false) }),
+    })
+    .map(({ parts, cut, badBoundary }) => {
+      const chunks: Buffer[] = []
+      const q = (s: string) => s.replace(/[\r\n"]/g, '_')
+      for (const p of parts) {
+        if (p.kind === 'field') chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${q(p.name)}"\r\n\r\n${p.value}\r\n`))
+        else {
+          chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${q(p.name)}"; filename="${q(p.filename)}"\r\nContent-Type: ${q(p.type)}\r\n\r\n`))
+          chunks.push(p.data, Buffer.from('\r\n'))
+        }
+      }
+      chunks.push(Buffer.from(`--${boundary}--\r\n`))
+      let bytes = Buffer.concat(chunks)
+      if (cut !== null) bytes = bytes.subarray(0, Math.min(cut, bytes.length))
+      const contentType = `multipart/form-data; boundary=${badBoundary ? 'other' : boundary}`
+      return { contentType, text: '', bytes }
+    })
 }
 
 /** encodeURIComponent, except that a lone surrogate (which it refuses) is sent as its WTF-8 bytes. */
@@ -350,7 +420,7 @@ function requestOf(op: Operation, c: Case, world: World) {
   if (c.caller === 'otherVisitor') headers['x-visitor-session'] = world.otherGuest.session
   if (c.caller === 'badVisitor') headers['x-visitor-session'] = `${world.guest.session.slice(0, -4)}AAAA`
   if (c.body) headers['content-type'] = c.body.contentType
-  return { method: op.method, url: query ? `${url}?${query}` : url, headers, payload: c.body?.text }
+  return { method: op.method, url: query ? `${url}?${query}` : url, headers, payload: c.body?.bytes ?? c.body?.text }
 }
 
 /**
@@ -417,6 +487,18 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     await app.inject({ method: 'POST', url: `/conversations/${conversations[0]}/messages`, headers: author.headers, payload: { body: 'note', private: true, mentions: [mentioned.userId] } })
   }
   const mentions = (await app.deps.sql<{ id: string }[]>`SELECT id FROM mentions`).map((r) => r.id)
+  const uploaded: string[] = []
+  for (const data of [FILE_BYTES[0]!, FILE_BYTES[1]!]) {
+    const boundary = 'seedBoundary'
+    const payload = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="conversationId"\r\n\r\n${conversations[0]}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="seed"\r\n\r\n`),
+      data,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ])
+    const res = await app.inject({ method: 'POST', url: '/uploads', headers: { ...guest.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
+    uploaded.push(res.json().id)
+  }
+  await app.inject({ method: 'POST', url: `/conversations/${conversations[0]}/messages`, headers: guest.headers, payload: { body: 'file', attachmentIds: [uploaded[1]] } })
   const world: World = {
     ws,
     other,
@@ -427,6 +509,7 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     spareMember,
     canned,
     mentions,
+    attachments: uploaded,
   }
 
   const ops = operationsOf(app.swagger()).filter((o) => !ONLY || o.key === ONLY)

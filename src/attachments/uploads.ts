@@ -1,0 +1,108 @@
+import type { Readable } from 'node:stream'
+import sharp from 'sharp'
+import { v7 as uuidv7 } from 'uuid'
+import type { AttachmentView } from '../../schemas/attachments.js'
+import type { Ctx } from '../context.js'
+import { findConversationForCaller } from '../conversations/access.js'
+import { AppError, internalError, malformedUpload, storageUnavailable } from '../errors.js'
+import { IMAGE_TYPES, UploadInspector } from './detect.js'
+import { sanitiseFilename } from './names.js'
+import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from './view.js'
+
+export interface UploadInput {
+  conversationId: string
+  /** The file part as the client sent it: its name and declared type are hints, never trusted. */
+  filename: string | undefined
+  declaredType: string
+  stream: Readable
+}
+
+/** Where a file's bytes live: one object per attachment, its thumbnail beside it. */
+export const storageKey = (workspaceId: string, id: string) => `${workspaceId}/${id}`
+export const thumbKey = (workspaceId: string, id: string) => `${workspaceId}/${id}.thumb`
+
+/** The largest file this caller may upload: members and visitors have their own limits. */
+export function uploadLimit(ctx: Ctx): number {
+  return ctx.caller.kind === 'visitor' ? ctx.config.UPLOAD_MAX_BYTES_VISITOR : ctx.config.UPLOAD_MAX_BYTES
+}
+
+/**
+ * The conversation an upload goes to, checked before any byte of the file is read: the caller
+ * must see it (member of its workspace, or its visitor), else 404.
+ */
+export async function uploadTarget(ctx: Ctx, conversationId: string) {
+  return findConversationForCaller(ctx, conversationId)
+}
+
+/**
+ * POST /uploads: streams the file to storage through the inspector (size limit, sha256, type from
+ * the bytes), then records the pending upload. The row is inserted only once the object is
+ * complete; any failure on the way (client gone, too large, refused type, storage down) removes
+ * the object, so it leaves no row and no object. A crash between the two leaves an object without
+ * a row under a key nobody knows: the cost of a few bytes, never a dangling row.
+ */
+export async function createUpload(ctx: Ctx, input: UploadInput): Promise<AttachmentView> {
+  const conv = await uploadTarget(ctx, input.conversationId)
+  const caller = ctx.caller
+  if (caller.kind !== 'member' && caller.kind !== 'visitor') throw internalError(`an upload needs a member or visitor, not ${caller.kind}`)
+  const id = uuidv7()
+  const key = storageKey(conv.workspaceId, id)
+  const filename = sanitiseFilename(input.filename)
+  const max = uploadLimit(ctx)
+  const inspector = new UploadInspector(max, filename, input.declaredType)
+
+  let sourceError: unknown = null
+  const fail = (err: unknown) => {
+    sourceError ??= err
+    inspector.destroy(err instanceof Error ? err : new Error(String(err)))
+  }
+  // The multipart stream ends early (truncated) or errors when the client goes away.
+  input.stream.on('error', fail)
+  inspector.on('error', (err) => (sourceError ??= err))
+  input.stream.pipe(inspector)
+  try {
+    await ctx.storage.put(key, inspector, 'application/octet-stream')
+  } catch (err) {
+    // Discard the rest of the file part (the parser's limit bounds it) so the answer can be read.
+    input.stream.unpipe(inspector)
+    input.stream.resume()
+    await ctx.storage.delete(key).catch(() => {})
+    if (sourceError instanceof AppError) throw sourceError
+    // The client's stream failed (gone, or the form cut short): its fault, nothing was kept.
+    if (sourceError) throw malformedUpload('The upload ended before the file was complete')
+    ctx.log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'upload not stored: storage unavailable')
+    throw storageUnavailable()
+  }
+  const truncated = (input.stream as { truncated?: boolean }).truncated === true
+  if (truncated) {
+    // The multipart parser's own size limit (a backstop above ours) cut the file.
+    await ctx.storage.delete(key).catch(() => {})
+    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${max} bytes`)
+  }
+  const type = inspector.type!
+  const dims = IMAGE_TYPES.has(type) ? await dimensions(inspector.headBuffer()) : null
+  try {
+    const [row] = await ctx.sql<AttachmentRecord[]>`
+      INSERT INTO attachments AS a (id, workspace_id, conversation_id, uploader_type, uploader_id, filename, content_type, size, sha256, width, height, storage_key)
+      VALUES (${id}, ${conv.workspaceId}, ${conv.id}, ${caller.kind === 'member' ? 'AGENT' : 'GUEST'},
+              ${caller.kind === 'member' ? caller.userId : caller.guestId}, ${filename}, ${type}, ${inspector.size},
+              ${inspector.sha256()}, ${dims?.width ?? null}, ${dims?.height ?? null}, ${key})
+      RETURNING ${ctx.sql.unsafe(ATTACHMENT_SELECT)}`
+    return toAttachmentView(row!)
+  } catch (err) {
+    await ctx.storage.delete(key).catch(() => {})
+    throw err
+  }
+}
+
+/** An image's size from its first bytes (the header); null when they do not tell. */
+async function dimensions(head: Buffer): Promise<{ width: number; height: number } | null> {
+  try {
+    const m = await sharp(head, { failOn: 'none' }).metadata()
+    if (!m.width || !m.height) return null
+    // EXIF orientations 5..8 are rotated a quarter turn: the displayed size is swapped.
+    return m.orientation && m.orientation >= 5 ? { width: m.height, height: m.width } : { width: m.width, height: m.height }
+  } catch {
+    return null
+  }
+}

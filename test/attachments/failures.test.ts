@@ -1,0 +1,127 @@
+import { readdirSync, rmSync, mkdirSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { join } from 'node:path'
+import { ListObjectsV2Command } from '@aws-sdk/client-s3'
+import t, { type Test } from 'tap'
+import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { startConversation } from '../conversations/fixtures.js'
+import { waitFor } from '../support/processes.js'
+import { DRIVERS, storageEnv, uploadForm, type Driver } from './fixtures.js'
+
+/**
+ * A failed upload (client gone, too large, storage down) leaves no row and no object (API.md
+ * section 10); storage down is 503 STORAGE_UNAVAILABLE and uploads work again when it returns.
+ */
+async function world(t: Test, driver: Driver, extra: Record<string, string> = {}) {
+  const storage = await storageEnv(t, driver, extra)
+  const { app } = await build(t, { env: { ...storage.env, JOBS_WORKER: 'false', ...extra } })
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const conv = await startConversation(app, guest)
+  /** Every object in the store (local: every file, temporary ones included). */
+  const objects = async (): Promise<string[]> => {
+    if (storage.dir) return readdirSync(storage.dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name)
+    const c = storage.s3!.client()
+    try {
+      const res = await c.send(new ListObjectsV2Command({ Bucket: storage.s3!.bucket }))
+      return (res.Contents ?? []).map((o) => o.Key!)
+    } finally {
+      c.destroy()
+    }
+  }
+  const rows = async () => (await app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM attachments`)[0]!.n
+  const upload = (headers: Record<string, string>, data: Buffer, filename = 'f.txt') => {
+    const form = uploadForm(conv.id, { filename, data })
+    return app.inject({ method: 'POST', url: '/uploads', headers: { ...headers, ...form.headers }, payload: form.payload })
+  }
+  return { app, storage, ws, guest, conv, objects, rows, upload }
+}
+
+for (const driver of DRIVERS) {
+  t.test(`failure paths on ${driver} storage`, async (t) => {
+    t.test('the client goes away mid-upload: no row, no object', async (t) => {
+      const w = await world(t, driver)
+      await w.app.listen({ port: 0, host: '127.0.0.1' })
+      const port = (w.app.server.address() as { port: number }).port
+      const form = uploadForm(w.conv.id, { filename: 'big.txt', data: Buffer.alloc(8 * 1024 * 1024, 'a') })
+      const sock = connect(port, '127.0.0.1')
+      await new Promise((r) => sock.once('connect', r))
+      const head = [
+        'POST /uploads HTTP/1.1',
+        'Host: 127.0.0.1',
+        `x-visitor-session: ${w.guest.session}`,
+        `content-type: ${form.headers['content-type']}`,
+        `content-length: ${form.payload.length}`,
+        '',
+        '',
+      ].join('\r\n')
+      sock.write(head)
+      // Well past type detection (the write to storage has begun), then gone.
+      sock.write(form.payload.subarray(0, 6 * 1024 * 1024))
+      // On disk the temporary file shows the write has begun (S3 holds the first part in memory).
+      if (driver === 'local') await waitFor(async () => (await w.objects()).length > 0, 5000)
+      else await new Promise((r) => setTimeout(r, 500))
+      sock.destroy()
+      // The server notices, aborts the write and removes what it wrote.
+      await waitFor(async () => (await w.objects()).length === 0, 10_000)
+      await new Promise((r) => setTimeout(r, 500))
+      t.same(await w.objects(), [], 'no object, not even a partial one')
+      t.equal(await w.rows(), 0, 'no row')
+      // And the server is fine: the next upload works.
+      const ok = await w.upload(w.guest.headers, Buffer.from('after'))
+      t.equal(ok.statusCode, 201)
+    })
+
+    t.test('too large: 413, no row, no object', async (t) => {
+      const w = await world(t, driver, { UPLOAD_MAX_BYTES_VISITOR: String(6 * 1024 * 1024) })
+      const res = await w.upload(w.guest.headers, Buffer.alloc(6 * 1024 * 1024 + 1, 'a'))
+      t.equal(res.statusCode, 413)
+      t.same(await w.objects(), [])
+      t.equal(await w.rows(), 0)
+    })
+
+    t.test('storage down: 503 STORAGE_UNAVAILABLE, no row, no object; works again when it returns', async (t) => {
+      const w = await world(t, driver)
+      const stored = (await w.upload(w.guest.headers, Buffer.from('before'))).json()
+      const down = async () => {
+        if (w.storage.s3) return w.storage.s3.stop()
+        // The directory becomes a file: every write and read fails.
+        rmSync(w.storage.dir!, { recursive: true, force: true })
+        writeFileSync(w.storage.dir!, 'not a directory')
+      }
+      const up = async () => {
+        if (w.storage.s3) return w.storage.s3.start()
+        rmSync(w.storage.dir!, { force: true })
+        mkdirSync(w.storage.dir!)
+      }
+      await down()
+      const res = await w.upload(w.guest.headers, Buffer.alloc(100_000, 'b'))
+      t.equal(res.statusCode, 503, res.body)
+      t.equal(res.json().code, 'STORAGE_UNAVAILABLE')
+      t.ok(res.headers['retry-after'])
+      t.equal(await w.rows(), 1, 'no new row')
+      const media = await w.app.inject({ url: stored.url, headers: w.guest.headers })
+      t.equal(media.statusCode, 503, 'serving says so too')
+      await up()
+      t.same((await w.objects()).filter((k) => !k.includes(stored.id)), [], 'no object of the failed upload')
+      const again = await w.upload(w.guest.headers, Buffer.from('after'))
+      t.equal(again.statusCode, 201, 'no restart needed')
+    })
+  })
+}
+
+t.test('visitor uploads are limited per guest (VISITOR_UPLOADS_PER_HOUR); members are not', async (t) => {
+  const w = await world(t, 'local', { VISITOR_UPLOADS_PER_HOUR: '2' })
+  t.equal((await w.upload(w.guest.headers, Buffer.from('1'))).statusCode, 201)
+  t.equal((await w.upload(w.guest.headers, Buffer.from('2'))).statusCode, 201)
+  const third = await w.upload(w.guest.headers, Buffer.from('3'))
+  t.equal(third.statusCode, 429)
+  t.equal(third.json().code, 'RATE_LIMITED')
+  t.ok(Number(third.headers['retry-after']) > 0)
+  const other = await seedGuest(w.app, w.ws, 'Other')
+  const otherConv = await startConversation(w.app, other)
+  const form = uploadForm(otherConv.id, { filename: 'o.txt', data: Buffer.from('o') })
+  const res = await w.app.inject({ method: 'POST', url: '/uploads', headers: { ...other.headers, ...form.headers }, payload: form.payload })
+  t.equal(res.statusCode, 201, 'each guest has its own budget')
+  for (let i = 0; i < 3; i++) t.equal((await w.upload(w.ws.agent.headers, Buffer.from('m'))).statusCode, 201)
+})
