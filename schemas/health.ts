@@ -5,7 +5,8 @@ const DependencyState = Literals(['online', 'offline'])
 
 export const Health = Type.Object({
   status: Literals(['ok', 'error']),
-  redis: DependencyState,
+  /** `in-process`: single-process mode, no Redis to check (docs/deployment.md). */
+  redis: Literals(['online', 'offline', 'in-process']),
   database: DependencyState,
   timestamp: Timestamp,
 })

@@ -14,6 +14,7 @@ import corsPlugin from '../plugins/cors.js'
 import depsPlugin from '../plugins/deps.js'
 import docsPlugin from '../plugins/docs.js'
 import errorsPlugin from '../plugins/errors.js'
+import gatewayPlugin from '../plugins/gateway.js'
 import inputPlugin from '../plugins/input.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 import requestLogPlugin from '../plugins/request-log.js'
@@ -61,6 +62,7 @@ export async function buildApp(opts: BuildOptions = {}) {
   await app.register(errorsPlugin)
   await app.register(inputPlugin)
   await app.register(depsPlugin)
+  await app.register(gatewayPlugin)
   await app.register(rateLimitPlugin)
   await app.register(authPlugin)
   await app.register(corsPlugin)

@@ -7,7 +7,11 @@ import envSchema from 'env-schema'
  * validated the same way wherever it is read.
  */
 export const ConfigSchema = Type.Object({
-  NODE_ENV: Type.String({ default: 'production' }),
+  /**
+   * 'development' (the default: `npm start` on a fresh clone), 'production' (the image sets it:
+   * refuses the embedded database, single-process mode and generated secrets) or 'test'.
+   */
+  NODE_ENV: Type.String({ default: 'development' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ default: '0.0.0.0' }),
   /**
@@ -17,7 +21,8 @@ export const ConfigSchema = Type.Object({
    */
   TRUST_PROXY: Type.String({ pattern: '^(true|false|[0-9a-fA-F:.,/ ]*[.:][0-9a-fA-F:.,/ ]*)$', default: 'false' }),
   GATEWAY_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3001 }),
-  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/parley' }),
+  /** A PostgreSQL URL, or `embedded:` (the default): a PostgreSQL of Parley's own under PARLEY_DIR (src/db/embedded.ts). */
+  DATABASE_URL: Type.String({ pattern: '^(postgres(ql)?://|embedded:$)', default: 'embedded:' }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   /**
    * Connections of the separate pool conversation search runs on: searches queue among
@@ -25,7 +30,12 @@ export const ConfigSchema = Type.Object({
    */
   DATABASE_SEARCH_POOL_MAX: Type.Integer({ minimum: 1, maximum: 50, default: 2 }),
   MIGRATE_ON_START: Type.Boolean({ default: true }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  /** A Redis URL, or `memory:` (the default): single-process mode, gateway, limits and presence in this process (src/mode.ts). */
+  REDIS_URL: Type.String({ pattern: '^(rediss?://|memory:$)', default: 'memory:' }),
+  /** Development state: the embedded database (`pg/`) and generated development secrets (`secrets.json`). */
+  PARLEY_DIR: Type.String({ minLength: 1, default: '.parley' }),
+  /** The embedded database's port on 127.0.0.1 (0: a free port at each start). */
+  EMBEDDED_PG_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 0 }),
   /** Prefix of every Redis key and channel Parley owns: lets several deployments (or test files) share one Redis. */
   REDIS_PREFIX: Type.String({ default: 'parley:' }),
   AUTH_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
@@ -133,6 +143,12 @@ export class ConfigError extends Error {}
 
 /** Rules one variable's schema cannot say. */
 export function checkConfig(config: Config): Config {
+  // Production names its servers: the embedded forms are for one developer's machine.
+  if (config.NODE_ENV === 'production' && (isEmbeddedDatabase(config) || isSingleProcess(config))) {
+    throw new ConfigError(
+      'Invalid configuration: NODE_ENV=production needs DATABASE_URL=postgres://... and REDIS_URL=redis://... (the embedded database and single-process mode are for development)',
+    )
+  }
   if (!config.AUTH_JWT_SECRET && !config.AUTH_JWKS_URL) {
     throw new ConfigError('Invalid configuration: AUTH_JWKS_URL or AUTH_JWT_SECRET is required')
   }
@@ -183,3 +199,9 @@ export function memberOrigins(config: Config): string[] {
   if (config.CORS_ORIGINS) return config.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean)
   return [new URL(config.APP_URL).origin]
 }
+
+/** DATABASE_URL=embedded: (or unset): Parley starts its own PostgreSQL (src/db/embedded.ts). */
+export const isEmbeddedDatabase = (config: Pick<Config, 'DATABASE_URL'>) => config.DATABASE_URL === 'embedded:'
+
+/** REDIS_URL=memory: (or unset): single-process mode, nothing shared with other processes (src/mode.ts). */
+export const isSingleProcess = (config: Pick<Config, 'REDIS_URL'>) => config.REDIS_URL === 'memory:'

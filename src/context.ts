@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis'
 import type { LogFn } from 'pino'
 import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
 import type { ChannelSessions } from './auth/channel-sessions.js'
@@ -12,6 +11,8 @@ import { internalError } from './errors.js'
 import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
 import type { Mailer } from './mail.js'
+import type { SharedState } from './mode.js'
+import type { PresenceReader } from './presence.js'
 import type { RateWindows } from './rate-windows.js'
 import type { ObjectStorage } from './storage/storage.js'
 
@@ -36,8 +37,14 @@ export interface Deps {
   sql: Pool
   /** The search pool (DATABASE_SEARCH_POOL_MAX): expensive reads queue here, not in `sql`. */
   searchSql: Pool
-  redis: Redis
+  /**
+   * What processes share, Redis or this process's memory (src/mode.ts). Infrastructure only
+   * (health, rate-limit store, the attached gateway); domain code uses `events` and `presence`.
+   */
+  shared: SharedState
   events: EventPublisher
+  /** Members' presence (available agents): Redis, or the attached gateway's in-process store. */
+  presence: PresenceReader
   jobs: Jobs
   mailer: Mailer
   memberTokens: MemberVerifier

@@ -6,12 +6,10 @@ import type { Deps, Log } from './context.js'
 import { createProviderBVerifier } from './billing/provider-b.js'
 import { createCursorCodec } from './cursor.js'
 import { createSql } from './db/client.js'
-import { createPublisher } from './events.js'
 import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
+import { createSharedState } from './mode.js'
 import { queues } from './queues.js'
-import { createRateWindows } from './rate-windows.js'
-import { closeRedis, createRedis, waitReady } from './redis.js'
 import { createStorage } from './storage/storage.js'
 
 export interface Runtime {
@@ -25,19 +23,21 @@ export interface Runtime {
 /**
  * Builds the process's infrastructure from the configuration: what the API (plugins/deps.ts
  * wraps this), a script, the benchmark or a test hands to domain code. Start-up needs PostgreSQL
- * (jobs) and Redis; with JOBS_WORKER this process also runs the queues' workers.
+ * (jobs) and, unless in single-process mode, Redis (src/mode.ts chooses); with JOBS_WORKER this
+ * process also runs the queues' workers. DATABASE_URL is a postgres:// URL here: an embedded
+ * database was started by the entry point (src/mode.ts, provideDatabase).
  */
 export async function createDeps(config: Config, log: Log): Promise<Runtime> {
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
   const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX)
-  const redis = createRedis(config, log)
   const mailer = createMailer(config, log)
   let jobs
+  let shared
   try {
-    await waitReady(redis, 10_000)
+    shared = await createSharedState(config, log)
     jobs = await createJobs(config, log, queues)
   } catch (err) {
-    await Promise.allSettled([closeRedis(redis), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
+    await Promise.allSettled([shared?.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
     mailer.close()
     throw err
   }
@@ -46,15 +46,16 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     log,
     sql,
     searchSql,
-    redis,
-    events: createPublisher(redis, config.REDIS_PREFIX, log),
+    shared,
+    events: shared.events,
+    presence: shared.presence,
     jobs: jobs.jobs,
     mailer,
     memberTokens: createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
     channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS),
-    rateWindows: createRateWindows(config, redis, log),
+    rateWindows: shared.rateWindows,
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
     storage: createStorage(config),
@@ -66,7 +67,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     async close() {
       mailer.close()
       deps.storage.close()
-      await closeRedis(redis)
+      await shared.close()
       await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
     },
   }

@@ -1,10 +1,14 @@
 import { Emitter } from '@socket.io/redis-emitter'
 import type { Redis } from 'ioredis'
+import type { Server } from 'socket.io'
 import type { Log } from './context.js'
 
 /**
- * Real-time events. The API publishes through Redis with @socket.io/redis-emitter; the gateway
- * (src/gateway) runs the Socket.IO Redis adapter on the same key and fans out to rooms.
+ * Real-time events, published by domain code through `ctx.events` (EventPublisher). Two
+ * implementations, chosen at start (src/mode.ts): the API publishes through Redis with
+ * @socket.io/redis-emitter and the gateways (src/gateway) run the Socket.IO Redis adapter on the
+ * same key; in single-process mode the publisher emits through the Socket.IO server attached to
+ * the API's own HTTP server.
  */
 export const rooms = {
   /** Every member socket of a workspace. */
@@ -41,6 +45,29 @@ export function createPublisher(redis: Redis, prefix: string, log: Log): EventPu
       try {
         if (roomsToEmit.length === 0) return
         emitter.to(roomsToEmit).emit(event, payload)
+      } catch (err) {
+        log.warn({ err, event }, 'event publish failed')
+      }
+    },
+  }
+}
+
+/** The in-process publisher: emits through the gateway attached to this process (none yet: dropped). */
+export interface LocalPublisher extends EventPublisher {
+  /** The attached gateway's server (null when it closes). */
+  attach(io: Server | null): void
+}
+
+export function createLocalPublisher(log: Log): LocalPublisher {
+  let server: Server | null = null
+  return {
+    attach(io) {
+      server = io
+    },
+    publish(roomsToEmit, event, payload) {
+      try {
+        if (roomsToEmit.length === 0 || !server) return
+        server.to(roomsToEmit).emit(event, payload)
       } catch (err) {
         log.warn({ err, event }, 'event publish failed')
       }

@@ -1,7 +1,12 @@
 import type { HealthView } from '../schemas/health.js'
+import type { Redis } from 'ioredis'
 import type { Deps } from './context.js'
+import type { SharedState } from './mode.js'
 
 type DependencyState = HealthView['database']
+
+/** The Redis /health pings: none in single-process mode. */
+export const redisOf = (shared: SharedState): Redis | null => (shared.kind === 'redis' ? shared.redis : null)
 
 /** Resolves to the probe's result, or rejects after `ms`: a hung dependency answers in time too. */
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -23,14 +28,18 @@ export async function probe(check: () => Promise<unknown>, timeoutMs: number): P
   }
 }
 
-/** GET /health, in the API and the gateway (which shares these three pieces of Deps). */
-export async function checkHealth({ sql, redis, config }: Pick<Deps, 'sql' | 'redis' | 'config'>): Promise<HealthView> {
+/**
+ * GET /health, in the API and the gateway. `redis` is null in single-process mode: there is no
+ * Redis to check, and the answer says `"redis": "in-process"` (events, presence and limits live
+ * in this process, which is answering).
+ */
+export async function checkHealth({ sql, redis, config }: { sql: Deps['sql']; redis: Redis | null; config: Deps['config'] }): Promise<HealthView> {
   const timeoutMs = config.HEALTH_TIMEOUT_MS
   const [database, redisState] = await Promise.all([
     probe(() => sql`SELECT 1`.execute(), timeoutMs),
-    probe(() => redis.ping(), timeoutMs),
+    redis ? probe(() => redis.ping(), timeoutMs) : ('in-process' as const),
   ])
-  const ok = database === 'online' && redisState === 'online'
+  const ok = database === 'online' && redisState !== 'offline'
   return {
     status: ok ? 'ok' : 'error',
     redis: redisState,

@@ -25,6 +25,19 @@ export const presenceKeys = {
   index: (prefix: string) => `${prefix}presence-index`,
 }
 
+/**
+ * What the API asks about presence (available agents). Redis (redisPresenceReader) or, in
+ * single-process mode, the gateway's own in-process store (src/gateway/memory-presence.ts),
+ * chosen at start by src/mode.ts.
+ */
+export interface PresenceReader {
+  read(workspaceId: string, userIds: string[]): Promise<Record<string, PresenceStatus>>
+}
+
+export function redisPresenceReader(redis: Redis, prefix: string): PresenceReader {
+  return { read: (workspaceId, userIds) => readPresence(redis, prefix, workspaceId, userIds) }
+}
+
 /** Presence of each of `userIds` (offline for anyone unknown). One round trip. */
 export async function readPresence(
   redis: Redis,

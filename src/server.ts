@@ -1,12 +1,13 @@
-import { existsSync } from 'node:fs'
 import closeWithGrace from 'close-with-grace'
+import pino from 'pino'
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, isSingleProcess, loadConfig } from './config.js'
 import { runMigrations } from './db/migrate.js'
+import { describeDevSecrets, developmentEnv } from './dev-env.js'
+import { provideDatabase } from './mode.js'
 
-// Development convenience: a local .env fills in variables the environment does not set.
-// Production sets real environment variables (which always win); tests pass theirs explicitly.
-if (process.env.NODE_ENV !== 'test' && existsSync('.env')) process.loadEnvFile('.env')
+// A local .env and, in development, generated secrets under PARLEY_DIR (src/dev-env.ts).
+const secrets = developmentEnv()
 
 let config
 try {
@@ -17,23 +18,47 @@ try {
   process.exit(1)
 }
 
-try {
-  if (config.MIGRATE_ON_START) await runMigrations(config.DATABASE_URL)
-} catch (err) {
-  console.error(`Could not apply migrations to DATABASE_URL: ${(err as Error).message}`)
+// The lines before the app exists (secrets, the embedded database) go to the same JSON log.
+const log = pino({ level: config.LOG_LEVEL })
+if (secrets) log.info({ file: secrets.file }, describeDevSecrets(secrets))
+
+// DATABASE_URL, or an embedded PostgreSQL of our own (src/mode.ts decides).
+const database = await provideDatabase(config, log).catch((err: Error) => {
+  console.error(`Could not start the embedded PostgreSQL: ${err.message}`)
+  process.exit(1)
+})
+process.env.DATABASE_URL = database.url
+
+const fail = async (message: string) => {
+  console.error(message)
+  await database.stop()
   process.exit(1)
 }
 
-const app = await buildApp({ env: process.env }).catch((err: Error) => {
-  console.error(`Could not start: ${err.message}`)
-  process.exit(1)
-})
+try {
+  if (config.MIGRATE_ON_START) await runMigrations(database.url)
+} catch (err) {
+  await fail(`Could not apply migrations to DATABASE_URL: ${(err as Error).message}`)
+}
 
-// SIGTERM / SIGINT: stop accepting, let in-flight requests finish, close pools, exit 0.
+const app = await buildApp({ env: process.env }).catch((err: Error) => fail(`Could not start: ${err.message}`))
+if (!app) process.exit(1)
+
+// SIGTERM / SIGINT: stop accepting, let in-flight requests finish, close pools, stop an embedded
+// database last, exit 0.
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'closing after an error')
   else app.log.info({ signal }, 'shutting down')
   await app.close()
+  await database.stop()
 })
 
-await app.listen({ port: config.PORT, host: config.HOST })
+try {
+  await app.listen({ port: config.PORT, host: config.HOST })
+} catch (err) {
+  await app.close()
+  await fail(`Could not listen on PORT ${config.PORT}: ${(err as Error).message}`)
+}
+if (isSingleProcess(config)) {
+  app.log.info('single-process mode (no REDIS_URL): the real-time gateway is on this port, limits and presence are kept in memory')
+}

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import type { Redis } from 'ioredis'
 import { SignJWT } from 'jose'
 import { v7 as uuidv7 } from 'uuid'
 import { buildApp, type App } from '../src/app.js'
@@ -92,6 +93,13 @@ export async function build(
   opts.register?.(app)
   await app.ready()
   return { app, databaseUrl, redisPrefix, logs, rawLog: () => chunks.join('') }
+}
+
+/** The app's Redis client (tests run in Redis mode: testEnv sets REDIS_URL). */
+export function redisOf(app: App): Redis {
+  const shared = app.deps.shared
+  if (shared.kind !== 'redis') throw new Error('this app runs in single-process mode: no Redis')
+  return shared.redis
 }
 
 /** An HS256 member JWT as a development identity provider would issue it. */

@@ -1,7 +1,7 @@
 import type { AvailableAgentView } from '../../schemas/conversations.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
-import { readPresence, type PresenceStatus } from '../presence.js'
+import type { PresenceStatus } from '../presence.js'
 
 
 const RANK: Record<PresenceStatus, number> = { online: 0, away: 1, offline: 2 }
@@ -32,7 +32,7 @@ export async function availableAgents(ctx: Ctx): Promise<AvailableAgentView[]> {
   const rows = await agentsQuery(ctx.sql, workspaceId)
   let presence: Record<string, PresenceStatus> = {}
   try {
-    presence = await readPresence(ctx.redis, ctx.config.REDIS_PREFIX, workspaceId, rows.map((r) => r.userId))
+    presence = await ctx.presence.read(workspaceId, rows.map((r) => r.userId))
   } catch (err) {
     ctx.log.warn({ err: { message: (err as Error).message } }, 'presence unavailable; reporting everyone offline')
   }

@@ -1,9 +1,19 @@
+import pino from 'pino'
 import { describeConfigError, loadConfig } from '../config.js'
+import { developmentEnv } from '../dev-env.js'
+import { provideDatabase } from '../mode.js'
 import { runMigrations } from './migrate.js'
 
 try {
+  developmentEnv()
   const config = loadConfig()
-  await runMigrations(config.DATABASE_URL)
+  // DATABASE_URL, or the embedded PostgreSQL (started for the migration, stopped after).
+  const database = await provideDatabase(config, pino({ level: config.LOG_LEVEL }))
+  try {
+    await runMigrations(database.url)
+  } finally {
+    await database.stop()
+  }
   console.log('migrations applied')
 } catch (err) {
   console.error(describeConfigError(err))

@@ -1,3 +1,4 @@
+import { isSingleProcess } from '../config.js'
 import type { Ctx } from '../context.js'
 import { demoUnavailable } from '../errors.js'
 import { escapeHtml } from '../html.js'
@@ -11,9 +12,14 @@ export function assertDemoAllowed(ctx: Ctx): void {
   if (ctx.config.NODE_ENV === 'production') throw demoUnavailable()
 }
 
-/** Where the demo's browser scripts find the gateway: its own port on the page's host. */
+/**
+ * Where the demo's browser scripts find the gateway: the page's own origin in single-process mode
+ * (the gateway shares the API's server), else GATEWAY_PORT on the page's host (`npm run gateway`).
+ */
 const gatewayScript = (ctx: Ctx) =>
-  `document.body.dataset.gatewayUrl = location.protocol + '//' + location.hostname + ':' + ${Number(ctx.config.GATEWAY_PORT)};`
+  isSingleProcess(ctx.config)
+    ? `document.body.dataset.gatewayUrl = location.origin;`
+    : `document.body.dataset.gatewayUrl = location.protocol + '//' + location.hostname + ':' + ${Number(ctx.config.GATEWAY_PORT)};`
 
 const STYLE = `
 body { margin: 0; font: 15px/1.5 system-ui, sans-serif; color: #1d2330; }

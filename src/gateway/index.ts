@@ -3,18 +3,19 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { createAdapter } from '@socket.io/redis-adapter'
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
-import { Server, type Socket } from 'socket.io'
+import { Server, type ServerOptions, type Socket } from 'socket.io'
 import { ChannelSessions } from '../auth/channel-sessions.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
 import type { Config } from '../config.js'
-import type { Deps } from '../context.js'
+import type { Deps, Log } from '../context.js'
 import { createSql, type Pool } from '../db/client.js'
 import { rooms, socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { waitReady } from '../redis.js'
 import { authenticate, HandshakeError, principalOf, type SocketPrincipal } from './auth.js'
-import { memberKey, PresenceStore, splitMemberKey, type PresenceChange } from './presence.js'
+import type { InProcessState } from '../mode.js'
+import { memberKey, PresenceStore, splitMemberKey, type PresenceChange, type PresenceWriter } from './presence.js'
 
 export interface Gateway {
   io: Server
@@ -63,10 +64,10 @@ export function gatewayLogger(config: Config): Logger {
 /** The pieces every part of one gateway shares. */
 interface Parts {
   config: Config
-  log: Logger
+  log: Log
   io: Server
   sql: Pool
-  presence: PresenceStore
+  presence: PresenceWriter
   /** Broadcasts a presence transition to the member's workspace (null: nothing changed). */
   announce(change: PresenceChange | null): void
   /** Set when the gateway is closing: sockets that drop then keep their presence until it expires. */
@@ -81,7 +82,7 @@ interface Parts {
 export async function createGateway({ config, logger }: GatewayOptions): Promise<Gateway> {
   const log = logger ?? gatewayLogger(config)
   const gatewayId = randomUUID()
-  const { heartbeatMs, entryTtlMs } = presenceTimings(config)
+  const { entryTtlMs } = presenceTimings(config)
   const { pub, sub } = createRedisPair(config, log)
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
   try {
@@ -94,37 +95,20 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
   }
 
   const httpServer = createServer(healthEndpoint({ sql, redis: pub, config }))
-  const io = new Server(httpServer, {
-    // Credentials travel in the handshake payload, never in cookies, so any origin may connect
-    // (the widget runs on customers' sites); what a socket receives depends only on its credentials.
-    cors: { origin: true, credentials: false },
-    serveClient: false,
-    maxHttpBufferSize: 16 * 1024,
-    adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
-  })
-  const parts: Parts = {
+  const core = startSockets({
     config,
     log,
-    io,
     sql,
+    httpServer,
+    adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
     presence: new PresenceStore({ redis: pub, prefix: config.REDIS_PREFIX, gatewayId, entryTtlMs }),
-    announce: (change) => {
-      if (!change) return
-      log.debug({ workspaceId: change.workspaceId, userId: change.userId, status: change.status }, 'presence changed')
-      io.to(rooms.workspace(change.workspaceId)).emit('user:presence', { userId: change.userId, status: change.status, at: change.at })
-    },
-    closing: { value: false },
-  }
-  io.use(handshake(parts, { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) }))
-  io.on('connection', (socket: Socket) => onConnection(parts, socket))
-
-  const heartbeat = startHeartbeat(parts, heartbeatMs)
+    auth: { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) },
+  })
   let closed: Promise<void> | undefined
   const close = () =>
     (closed ??= (async () => {
-      parts.closing.value = true
-      await heartbeat.stop()
-      await io.close()
+      await core.stop()
+      await core.io.close()
       await Promise.allSettled([pub.quit(), sub.quit()])
       await sql.end({ timeout: 5 })
       log.info({ gatewayId }, 'gateway closed')
@@ -137,12 +121,92 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
         httpServer.off('error', reject)
         const address = httpServer.address()
         const bound = typeof address === 'object' && address ? address.port : port
-        log.info({ port: bound, host, gatewayId, heartbeatMs, presenceTtlS: config.PRESENCE_TTL_S }, 'gateway listening')
+        log.info({ port: bound, host, gatewayId, heartbeatMs: core.heartbeatMs, presenceTtlS: config.PRESENCE_TTL_S }, 'gateway listening')
         resolve(bound)
       })
     })
 
-  return { io, httpServer, gatewayId, log, listen, close, tick: heartbeat.tick }
+  return { io: core.io, httpServer, gatewayId, log, listen, close, tick: core.tick }
+}
+
+/** The gateway of single-process mode, on the API's own HTTP server (plugins/gateway.ts). */
+export interface AttachedGateway {
+  io: Server
+  tick(): Promise<void>
+  /** Disconnects the sockets and stops the heartbeat; the HTTP server is the API's to close. */
+  close(): Promise<void>
+}
+
+/**
+ * Single-process mode (src/mode.ts): the same handshake, rooms, presence rules and heartbeat on
+ * the API's HTTP server (Socket.IO serves /socket.io/ there, Fastify everything else), with
+ * Socket.IO's default in-memory adapter, the in-process presence store the API reads, and the
+ * API's own pool and token verifiers. Events published by domain code go through this `io`.
+ */
+export function attachGateway(httpServer: HttpServer, deps: Deps, shared: InProcessState): AttachedGateway {
+  const log = deps.log.child({ service: 'gateway' })
+  const core = startSockets({ config: deps.config, log, sql: deps.sql, httpServer, presence: shared.presence, auth: deps })
+  shared.events.attach(core.io)
+  log.info({ heartbeatMs: core.heartbeatMs, presenceTtlS: deps.config.PRESENCE_TTL_S }, 'gateway attached (single-process mode)')
+  let closed: Promise<void> | undefined
+  return {
+    io: core.io,
+    tick: core.tick,
+    close: () =>
+      (closed ??= (async () => {
+        shared.events.attach(null)
+        await core.stop()
+        core.io.disconnectSockets(true)
+        core.io.engine.close()
+      })()),
+  }
+}
+
+/** The Socket.IO server, its handshake, events and heartbeat: what both kinds of gateway run. */
+function startSockets(opts: {
+  config: Config
+  log: Log
+  sql: Pool
+  httpServer: HttpServer
+  adapter?: ServerOptions['adapter']
+  presence: PresenceWriter
+  auth: Parameters<typeof authenticate>[1]
+}) {
+  const { config, log, httpServer } = opts
+  const { heartbeatMs } = presenceTimings(config)
+  const io = new Server(httpServer, {
+    // Credentials travel in the handshake payload, never in cookies, so any origin may connect
+    // (the widget runs on customers' sites); what a socket receives depends only on its credentials.
+    cors: { origin: true, credentials: false },
+    serveClient: false,
+    maxHttpBufferSize: 16 * 1024,
+    ...(opts.adapter ? { adapter: opts.adapter } : {}),
+  })
+  const parts: Parts = {
+    config,
+    log,
+    io,
+    sql: opts.sql,
+    presence: opts.presence,
+    announce: (change) => {
+      if (!change) return
+      log.debug({ workspaceId: change.workspaceId, userId: change.userId, status: change.status }, 'presence changed')
+      io.to(rooms.workspace(change.workspaceId)).emit('user:presence', { userId: change.userId, status: change.status, at: change.at })
+    },
+    closing: { value: false },
+  }
+  io.use(handshake(parts, opts.auth))
+  io.on('connection', (socket: Socket) => onConnection(parts, socket))
+  const heartbeat = startHeartbeat(parts, heartbeatMs)
+  return {
+    io,
+    heartbeatMs,
+    tick: heartbeat.tick,
+    async stop() {
+      parts.closing.value = true
+      await heartbeat.stop()
+    },
+  }
 }
 
 /**
@@ -177,7 +241,7 @@ function createRedisPair(config: Config, log: Logger) {
 }
 
 /** GET/HEAD /health, as the API answers it; anything else is 404. */
-function healthEndpoint(deps: Pick<Deps, 'sql' | 'redis' | 'config'>) {
+function healthEndpoint(deps: Parameters<typeof checkHealth>[0]) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]
     if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/health' || path === '/health/')) {
@@ -221,7 +285,7 @@ function handshake(parts: Parts, auth: Parameters<typeof authenticate>[1]) {
   }
 }
 
-const presenceFailed = (log: Logger, err: Error) => log.warn({ err: { message: err.message } }, 'presence update failed')
+const presenceFailed = (log: Log, err: Error) => log.warn({ err: { message: err.message } }, 'presence update failed')
 
 /** A connected socket joins its rooms; a member's socket may set its presence, and leaves it on disconnect. */
 function onConnection(parts: Parts, socket: Socket) {

@@ -2,6 +2,19 @@ import type { Redis } from 'ioredis'
 import { presenceKeys, type PresenceStatus } from '../presence.js'
 
 /**
+ * What a gateway does to presence: one interface, two implementations chosen at start
+ * (src/mode.ts): PresenceStore below (Redis, shared by every gateway) and MemoryPresenceStore
+ * (src/gateway/memory-presence.ts, single-process mode). Same rules, same answers.
+ */
+export interface PresenceWriter {
+  add(workspaceId: string, userId: string, socketId: string): Promise<PresenceChange | null>
+  remove(workspaceId: string, userId: string, socketId: string): Promise<PresenceChange | null>
+  setStatus(workspaceId: string, userId: string, status: 'online' | 'away'): Promise<PresenceChange | null>
+  touch(members: Map<string, Set<string>>): Promise<PresenceChange[]>
+  sweep(batch?: number): Promise<PresenceChange[]>
+}
+
+/**
  * The write side of presence (layout in src/presence.ts). Every change goes through one Lua
  * script that applies the change, drops expired sockets, derives the member's status and
  * compares it with the status last announced. Redis runs scripts one at a time, so when two
@@ -82,7 +95,8 @@ export function splitMemberKey(key: string): { workspaceId: string; userId: stri
   return { workspaceId: key.slice(0, i), userId: key.slice(i + 1) }
 }
 
-export class PresenceStore {
+/** The Redis implementation: the Lua script above. */
+export class PresenceStore implements PresenceWriter {
   private readonly redis: Redis
   private readonly prefix: string
   private readonly gatewayId: string

@@ -1,13 +1,20 @@
 import closeWithGrace from 'close-with-grace'
-import { loadConfig, type Config, type ConfigError } from '../config.js'
+import { isEmbeddedDatabase, isSingleProcess, loadConfig, type Config, type ConfigError } from '../config.js'
+import { developmentEnv } from '../dev-env.js'
 import { createGateway, gatewayLogger } from './index.js'
 
+developmentEnv() // .env and development secrets, as npm start reads them
 let config: Config
 try {
   config = loadConfig()
 } catch (err) {
   // One clear line naming the variable, no stack trace.
   console.error((err as ConfigError).message)
+  process.exit(1)
+}
+// A gateway of its own shares the API's Redis and database; without them it runs inside npm start.
+if (isSingleProcess(config) || isEmbeddedDatabase(config)) {
+  console.error('npm run gateway needs REDIS_URL and DATABASE_URL (the servers the API uses); without them, npm start serves the gateway on its own port (single-process mode)')
   process.exit(1)
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { build, seedGuest, seedWorkspace, redisOf } from '../helper.js'
 import { listenEvents, patch, send, startConversation, unreadCount } from './fixtures.js'
 
 t.test('visitor starts a conversation; body must match the session', async (t) => {
@@ -404,13 +404,13 @@ t.test('a failed publish never fails the request', async (t) => {
   const ws = await seedWorkspace(app)
   const guest = await seedGuest(app, ws)
   const c = await startConversation(app, guest)
-  app.deps.redis.disconnect()
-  t.teardown(() => app.deps.redis.status === 'end' && app.deps.redis.connect().catch(() => {}))
+  redisOf(app).disconnect()
+  t.teardown(() => redisOf(app).status === 'end' && redisOf(app).connect().catch(() => {}))
   const res = await send(app, guest.headers, c.id, 'while redis is away')
   t.equal(res.statusCode, 201)
   const closed = await patch(app, ws.agent.headers, c.id, 'close')
   t.equal(closed.statusCode, 200)
   await new Promise((r) => setTimeout(r, 50))
   t.ok(logs.some((l) => l.msg === 'event publish failed'), 'the failure is logged')
-  await app.deps.redis.connect()
+  await redisOf(app).connect()
 })

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { presenceKeys } from '../../src/presence.js'
-import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { build, seedGuest, seedWorkspace, redisOf } from '../helper.js'
 import { BASE_US, insertConversations } from './seed.js'
 
 type Page = { data: Record<string, any>[]; nextCursor: string | null }
@@ -118,7 +118,7 @@ t.test('GET /conversations/available-agents', async (t) => {
   await insertConversations(app, other, [{ assignedAgentId: ws.owner.userId }, { assignedAgentId: ws.owner.userId }])
 
   const online = async (userId: string) =>
-    app.deps.redis.zadd(presenceKeys.sockets(redisPrefix, ws.workspaceId, userId), Date.now() + 60_000, `gw1:${userId}`)
+    redisOf(app).zadd(presenceKeys.sockets(redisPrefix, ws.workspaceId, userId), Date.now() + 60_000, `gw1:${userId}`)
 
   t.test('everyone offline: fewest open assigned first; disabled members left out', async (t) => {
     const res = await app.inject({ url: '/conversations/available-agents', headers: ws.agent.headers })
@@ -135,9 +135,9 @@ t.test('GET /conversations/available-agents', async (t) => {
     await online(bea.userId)
     await online(ws.admin.userId)
     await online(ws.owner.userId)
-    await app.deps.redis.hset(presenceKeys.away(redisPrefix, ws.workspaceId), ws.owner.userId, '1')
+    await redisOf(app).hset(presenceKeys.away(redisPrefix, ws.workspaceId), ws.owner.userId, '1')
     // An expired socket does not make Agnes online.
-    await app.deps.redis.zadd(presenceKeys.sockets(redisPrefix, ws.workspaceId, ws.agent.userId), Date.now() - 1000, 'gw-dead:1')
+    await redisOf(app).zadd(presenceKeys.sockets(redisPrefix, ws.workspaceId, ws.agent.userId), Date.now() - 1000, 'gw-dead:1')
     const res = await app.inject({ url: '/conversations/available-agents', headers: ws.agent.headers })
     t.same(
       res.json().data.map((a: any) => [a.name, a.presence, a.openAssigned]),
@@ -172,18 +172,18 @@ t.test('GET /conversations/available-agents', async (t) => {
 t.test('available-agents still answers when presence cannot be read (everyone offline)', async (t) => {
   const { app, redisPrefix } = await build(t, { captureLogs: true })
   const ws = await seedWorkspace(app)
-  await app.deps.redis.zadd(presenceKeys.sockets(redisPrefix, ws.workspaceId, ws.agent.userId), Date.now() + 60_000, 'gw1:s')
+  await redisOf(app).zadd(presenceKeys.sockets(redisPrefix, ws.workspaceId, ws.agent.userId), Date.now() + 60_000, 'gw1:s')
   const before = await app.inject({ url: '/conversations/available-agents', headers: ws.agent.headers })
   t.equal(before.json().data[0].presence, 'online')
   // Redis gone: with no offline queue, commands fail at once.
-  const ended = new Promise((r) => app.deps.redis.once('end', r))
-  app.deps.redis.disconnect(false)
+  const ended = new Promise((r) => redisOf(app).once('end', r))
+  redisOf(app).disconnect(false)
   await ended
-  t.equal(app.deps.redis.status, 'end', 'redis is down for the next request')
+  t.equal(redisOf(app).status, 'end', 'redis is down for the next request')
   const res = await app.inject({ url: '/conversations/available-agents', headers: ws.agent.headers })
   t.equal(res.statusCode, 200)
   t.same(res.json().data.map((a: any) => a.presence), ['offline', 'offline', 'offline'])
   // Back up, so the app closes cleanly.
-  await app.deps.redis.connect()
-  t.equal(app.deps.redis.status, 'ready')
+  await redisOf(app).connect()
+  t.equal(redisOf(app).status, 'ready')
 })

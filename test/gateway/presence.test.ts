@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Socket } from 'socket.io-client'
 import { readPresence } from '../../src/presence.js'
-import { build, memberToken, seedGuest, seedWorkspace } from '../helper.js'
+import { build, memberToken, seedGuest, seedWorkspace, redisOf } from '../helper.js'
 import { connect, emitWithAck, eventually, next, record, startGateway, testDatabaseAndPrefix } from './fixtures.js'
 
 interface PresenceEvent {
@@ -22,7 +22,7 @@ const [{ app }, g1, g2] = await Promise.all([
 ])
 const ws = await seedWorkspace(app)
 const auth = (m: { token: string }) => ({ token: m.token, workspaceId: ws.workspaceId })
-const presenceOf = async (userId: string) => (await readPresence(app.deps.redis, redisPrefix, ws.workspaceId, [userId]))[userId]
+const presenceOf = async (userId: string) => (await readPresence(redisOf(app), redisPrefix, ws.workspaceId, [userId]))[userId]
 
 // The owner watches the workspace from gateway 1 for the whole file.
 const watcher = await connect(t, g1.url, auth(ws.owner))
