@@ -94,6 +94,8 @@ ${products.map(([name, text, price]) => `<article class="card"><h2>${escapeHtml(
 <div id="embed" data-channel-id="${escapeHtml(query.channelId)}" data-channel-token="${escapeHtml(query.channelToken ?? '')}"></div>
 <script>
 ${gatewayScript(ctx)}
+// The shop's signed-in customer, as a real shop would pass it (docs/widget.md, "Embedding").
+window.parleySettings = { name: 'Dana (demo customer)', email: 'dana@example.test' };
 // The snippet a customer pastes, built here only to point it at the demo's gateway port.
 var d = document.getElementById('embed').dataset, s = document.createElement('script');
 s.src = '/widget.js?v=${escapeHtml(widgetHash)}'; s.async = true;
