@@ -1,4 +1,5 @@
 import type { Area } from '../lib/area.js'
+import { analytics } from './analytics.js'
 import { attachments } from './attachments.js'
 import { billing } from './billing.js'
 import { canned } from './canned.js'
@@ -10,4 +11,4 @@ import { search } from './search.js'
 import { unread } from './unread.js'
 
 /** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
-export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments]
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments, analytics]

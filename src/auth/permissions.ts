@@ -13,18 +13,19 @@ export type Permission =
   | 'billing:manage'
   | 'workspace:manage'
   | 'canned:manage'
+  | 'analytics:read'
 
 /** The contract's role table (API.md section 2). */
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   agent: new Set<Permission>(['conversations:read', 'conversations:write', 'conversations:assign', 'members:read']),
   admin: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
-    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage',
+    'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'analytics:read',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
-    'canned:manage',
+    'canned:manage', 'analytics:read',
   ]),
 }
 

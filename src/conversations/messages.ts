@@ -5,6 +5,8 @@ import { attachToMessage } from '../attachments/files.js'
 import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
 import type { Sql } from '../db/client.js'
 import { badRequest, invalidCursor } from '../errors.js'
+import { rooms } from '../events.js'
+import { recordMessage, recordReopened } from '../analytics/record.js'
 import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './service.js'
@@ -89,14 +91,18 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
       private: note,
     })
     const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
+    const guestMessage = senderType === 'GUEST'
+    const reopen = guestMessage && row.status !== 'OPEN'
+    // Analytics: a guest message on a resolved conversation reopens it at the message's moment
+    // (the message belongs to the new open period); a note is skipped by its flag.
+    const facts = reopen ? await recordReopened(sql, row, inserted.createdAt) : row
+    await recordMessage(sql, facts, { senderType, senderId, at: inserted.createdAt, private: note })
     if (note) {
       const m = { workspaceId: row.workspaceId, conversationId: row.id, messageId: inserted.id, body: input.body, createdAt: inserted.createdAt }
       mentioned = await addMentions(ctx, sql, m, input.mentions ?? [])
       return { result: { message, created: true } }
     }
     const preview = input.body.length > 0 ? input.body : files.map((f) => f.filename).join(', ')
-    const guestMessage = senderType === 'GUEST'
-    const reopen = guestMessage && row.status !== 'OPEN'
     const [after] = await sql<CounterState[]>`
       UPDATE conversations SET
         last_message_at = ${inserted.createdAt}::timestamptz,

@@ -9,14 +9,16 @@ import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
+import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
-/** The locked conversation row, as the rules need it. */
-export interface LockedConversation extends CounterState {
+/** The locked conversation row, as the rules need it (its analytics state included). */
+export interface LockedConversation extends CounterState, MetricConversation {
   id: string
   workspaceId: string
+  channelId: string
   guestId: string
   pinned: boolean
   lastMessageAt: string
@@ -26,7 +28,9 @@ export interface LockedConversation extends CounterState {
 const LOCK_COLUMNS = `
   id, workspace_id AS "workspaceId", channel_id AS "channelId", guest_id AS "guestId", status, pinned,
   assigned_agent_id AS "assignedAgentId", unread_count AS "unreadCount", deleted_at IS NOT NULL AS deleted,
-  last_message_at AS "lastMessageAt", agent_last_seen_at AS "agentLastSeenAt"`
+  last_message_at AS "lastMessageAt", agent_last_seen_at AS "agentLastSeenAt",
+  cycle, COALESCE(cycle_started_at, created_at) AS "cycleStartedAt", awaiting_reply AS "awaitingReply",
+  public_messages AS "publicMessages"`
 
 /** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
 const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
@@ -139,9 +143,11 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
         SELECT 1 FROM conversations WHERE guest_id = ${v.guestId} AND deleted_at IS NULL AND status = 'OPEN' LIMIT ${max}
       ) o`
     if (open.n >= max) throw tooManyOpenConversations(max)
-    await sql`
+    const [{ createdAt }] = await sql<{ createdAt: string }[]>`
       INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
-      VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())`
+      VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())
+      RETURNING created_at AS "createdAt"`
+    await recordCreated(sql, { id, workspaceId: v.workspaceId, channelId: v.channelId }, createdAt)
     // A new conversation has no unread messages: the delta is empty, but it goes through the
     // same function as every other change.
     const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
@@ -159,6 +165,7 @@ export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
     await removeConversationMentions(sql, id)
     // Its files are 404 at once (media checks deleted_at); the cleanup job removes their bytes.
     await sql`UPDATE attachments SET purge_at = clock_timestamp() WHERE conversation_id = ${id} AND purge_at IS NULL`
+    await forgetConversation(sql, id)
     return { after }
   })
 }
@@ -239,7 +246,11 @@ export async function markSeen(ctx: Ctx, id: string) {
 export async function closeConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status !== 'OPEN') return {}
-    return { after: await update(sql, id, sql`status = 'RESOLVED', closed_at = clock_timestamp()`) }
+    const [after] = await sql<(CounterState & { closedAt: string })[]>`
+      UPDATE conversations SET status = 'RESOLVED', closed_at = clock_timestamp(), updated_at = clock_timestamp() WHERE id = ${id}
+      RETURNING ${sql.unsafe(COUNTER_RETURNING)}, closed_at AS "closedAt"`
+    await recordResolved(sql, row, after.closedAt)
+    return { after }
   })
 }
 
@@ -247,7 +258,11 @@ export async function closeConversation(ctx: Ctx, id: string) {
 export async function reopenConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status === 'OPEN') return {}
-    return { after: await update(sql, id, sql`status = 'OPEN', closed_at = NULL`) }
+    const [after] = await sql<(CounterState & { at: string })[]>`
+      UPDATE conversations SET status = 'OPEN', closed_at = NULL, updated_at = clock_timestamp() WHERE id = ${id}
+      RETURNING ${sql.unsafe(COUNTER_RETURNING)}, updated_at AS at`
+    await recordReopened(sql, row, after.at)
+    return { after }
   })
 }
 

@@ -9,6 +9,7 @@ import {
   bigint,
   boolean,
   customType,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -42,6 +43,25 @@ export const paymentKinds = ['payment', 'refund', 'failure'] as const
 /** Who sees a canned response: the whole workspace, or only its owner. */
 export const cannedScopes = ['workspace', 'personal'] as const
 export type CannedScope = (typeof cannedScopes)[number]
+/**
+ * What an analytics event records (docs/analytics.md). `first_response` and
+ * `conversation_resolved` carry a duration in seconds, `csat` the rating; `csat_satisfied` is the
+ * same rating once more when it is 4 or 5 (the satisfied share is a count ratio).
+ */
+export const metricKinds = [
+  'conversation_created',
+  'conversation_reopened',
+  'conversation_resolved',
+  'first_response',
+  'message_received',
+  'message_sent',
+  'csat',
+  'csat_satisfied',
+] as const
+export type MetricKind = (typeof metricKinds)[number]
+/** Rollup grains, all in UTC: hour, day, third of a month (from the 1st, 11th, 21st), month. */
+export const metricGrains = ['h', 'd', 't', 'm'] as const
+export type MetricGrain = (typeof metricGrains)[number]
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
@@ -143,6 +163,17 @@ export const conversations = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
     closedAt: ts('closed_at'),
     deletedAt: ts('deleted_at'),
+    // Analytics state (src/analytics/record.ts), changed under the row lock with the events.
+    /** Reopens so far: the current open period's number (0 from creation). */
+    cycle: integer('cycle').notNull().default(0),
+    /** When the current period began: creation or the last reopen (null: created_at). */
+    cycleStartedAt: ts('cycle_started_at'),
+    /** No public agent reply since the conversation was opened or reopened. */
+    awaitingReply: boolean('awaiting_reply').notNull().default(true),
+    /** 'GUEST' | 'AGENT' of the last public message; null before the first. */
+    lastPublicSender: text('last_public_sender', { enum: senderTypes }),
+    /** Public messages (notes and system messages never): also the sequence of message events. */
+    publicMessages: integer('public_messages').notNull().default(0),
   },
   (t) => {
     const live = sql`${t.deletedAt} IS NULL`
@@ -172,6 +203,12 @@ export const conversations = pgTable(
       index('conv_guest_open_idx').on(t.guestId).where(open),
       // serves: counts/reconcile and available-agents' openAssigned
       index('conv_open_unread_idx').on(t.workspaceId, t.assignedAgentId).where(open),
+      // serves: GET /analytics/live (index-only count of the open conversations)
+      index('conv_open_live_idx')
+        .on(t.workspaceId, t.channelId, t.assignedAgentId, t.awaitingReply, t.lastPublicSender)
+        .where(open),
+      // serves: GET /analytics/conversations.csv (created in the range, oldest first)
+      index('conv_created_idx').on(t.workspaceId, t.createdAt, t.id).where(live),
     ]
   },
 )
@@ -462,5 +499,68 @@ export const attachments = pgTable(
     index('attachments_pending_idx').on(t.createdAt).where(sql`${t.messageId} IS NULL`),
     // serves: the cleanup job (files of deleted conversations)
     index('attachments_purge_idx').on(t.purgeAt).where(sql`${t.purgeAt} IS NOT NULL`),
+  ],
+)
+
+/**
+ * Analytics events, one per fact, written in the same transaction as the change that caused it
+ * (src/analytics/record.ts). The key names the fact: (conversation, kind, seq) where seq is 0 for
+ * the creation and the rating, the open period (cycle) for reopens, first responses and closes,
+ * and the public message's ordinal for messages; a retry conflicts instead of counting twice.
+ * A deleted conversation's events are removed (and subtracted from the rollups).
+ */
+export const metricEvents = pgTable(
+  'metric_events',
+  {
+    workspaceId: uuid('workspace_id').notNull(),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: metricKinds }).notNull(),
+    seq: integer('seq').notNull(),
+    channelId: uuid('channel_id').notNull(),
+    /** The member it is attributed to (sender, or the assignee at the time); null: nobody. */
+    agentId: text('agent_id'),
+    /** Seconds (first response, resolution) or the rating (csat); null for counts. */
+    value: doublePrecision('value'),
+    occurredAt: ts('occurred_at').notNull(),
+  },
+  (t) => [
+    // serves: idempotent recording (ON CONFLICT DO NOTHING), the CSV's first response / last close
+    primaryKey({ columns: [t.conversationId, t.kind, t.seq] }),
+    // serves: analytics edges (the part of a range inside a partial UTC hour) and exact percentiles
+    // (the trailing columns make it an index-only scan)
+    index('metric_events_ws_kind_time_idx').on(t.workspaceId, t.kind, t.occurredAt, t.channelId, t.agentId, t.value),
+  ],
+)
+
+/**
+ * Rollups of metric_events per UTC hour, day, third of a month and month (metric_period() in
+ * migration issue16_analytics_sql), kept in the same transaction as the events (docs/analytics.md, "Rollups").
+ * dim: 0 the workspace, 1 per channel, 2 per agent, 3 per agent and channel; the columns a dim
+ * does not split by hold the zero uuid / ''. Hours exist for dims 0 and 1 only (per agent they
+ * would be about one row per event). Each fact is
+ * added to one of a few slot rows chosen at random, so concurrent writers of one workspace do not
+ * queue on a row; readers sum the slots. A duration kind counts its samples per
+ * log-spaced bucket (one row per bucket: src/analytics/histogram.ts), so percentiles of long
+ * ranges merge by adding rows.
+ */
+export const metricRollups = pgTable(
+  'metric_rollups',
+  {
+    workspaceId: uuid('workspace_id').notNull(),
+    dim: smallint('dim').notNull(),
+    grain: text('grain', { enum: metricGrains }).notNull(),
+    periodStart: ts('period_start').notNull(),
+    channelId: uuid('channel_id').notNull(),
+    agentId: text('agent_id').notNull(),
+    kind: text('kind', { enum: metricKinds }).notNull(),
+    /** The histogram bucket of a duration (src/analytics/histogram.ts); -1 for the other kinds. */
+    bucket: smallint('bucket').notNull(),
+    slot: smallint('slot').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull().default(0),
+    total: doublePrecision('total').notNull().default(0),
+  },
+  // serves: every analytics read: (workspace, dim, grain, period) equality per piece of a range
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.dim, t.grain, t.periodStart, t.channelId, t.agentId, t.kind, t.bucket, t.slot] }),
   ],
 )

@@ -1,0 +1,156 @@
+import { randomInt } from 'node:crypto'
+import type { Fragment, Sql } from '../db/client.js'
+import type { MetricKind } from '../db/schema.js'
+
+/**
+ * Recording the analytics events (docs/analytics.md). Every function runs inside the transaction
+ * of the change that causes the event, under the conversation's row lock, so an event exists
+ * exactly when its cause committed: a rolled back request records nothing, a retried one finds
+ * the state already changed (and the event key taken), a concurrent close waits for the lock and
+ * then sees a resolved conversation. Each event is added to the rollups in the same statement.
+ */
+
+/** The conversation as the recording needs it: the locked row (src/conversations/service.ts). */
+export interface MetricConversation {
+  id: string
+  workspaceId: string
+  channelId: string
+  assignedAgentId: string | null
+  /** Reopens so far. */
+  cycle: number
+  /** Creation or the last reopen. */
+  cycleStartedAt: string
+  awaitingReply: boolean
+  publicMessages: number
+}
+
+interface EventInput {
+  kind: MetricKind
+  seq: number
+  agentId: string | null
+  at: string
+  /** A duration: the value is `at - since` in seconds, computed by PostgreSQL (microseconds kept). */
+  since?: string
+  value?: number
+}
+
+/** Rollup rows of one fact are spread over this many slot rows (src/db/schema.ts, metric_rollups). */
+const SLOTS = 4
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000'
+
+/**
+ * Adds the events' effect on metric_rollups: every kept grain and dim (metric_kept(): UTC hour,
+ * day, third of a month, month; workspace, channel, agent, agent and channel), `sign` +1 for new events, -1 for removed ones.
+ * `source` is the CTE body that yields the events (an INSERT ... RETURNING or a DELETE ...
+ * RETURNING), so the rollups move by exactly the rows that statement changed.
+ */
+function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1) {
+  return sql`
+    WITH ev AS (${source})
+    INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot, n, total)
+    SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at), d.channel_id, d.agent_id, ev.kind,
+           CASE WHEN metric_has_histogram(ev.kind) THEN metric_bucket(ev.value) ELSE -1 END, ${randomInt(SLOTS)},
+           ${sign} * count(*), ${sign} * COALESCE(sum(ev.value), 0)
+    FROM ev
+    CROSS JOIN (VALUES ('h'), ('d'), ('t'), ('m')) g(grain)
+    CROSS JOIN LATERAL (VALUES (0::smallint, ${ZERO_UUID}::uuid, ''::text), (1::smallint, ev.channel_id, ''::text),
+                               (2::smallint, ${ZERO_UUID}::uuid, ev.agent_id), (3::smallint, ev.channel_id, ev.agent_id)) d(dim, channel_id, agent_id)
+    WHERE d.agent_id IS NOT NULL AND metric_kept(g.grain, d.dim)
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+    ON CONFLICT (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot)
+    DO UPDATE SET n = r.n + excluded.n, total = r.total + excluded.total`
+}
+
+/** Inserts the events (a taken key is a retry: nothing happens) and adds them to the rollups. */
+async function record(sql: Sql, c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId'>, events: EventInput[]): Promise<void> {
+  if (events.length === 0) return
+  const insert = sql`
+    INSERT INTO metric_events (workspace_id, conversation_id, kind, seq, channel_id, agent_id, value, occurred_at)
+    SELECT ${c.workspaceId}::uuid, ${c.id}::uuid, e.kind, e.seq, ${c.channelId}::uuid, e.agent_id,
+           COALESCE(extract(epoch FROM e.at - e.since)::float8, e.value), e.at
+    FROM unnest(${events.map((e) => e.kind)}::text[], ${events.map((e) => e.seq)}::int[], ${events.map((e) => e.agentId)}::text[],
+                ${events.map((e) => e.at)}::text[]::timestamptz[], ${events.map((e) => e.since ?? null)}::text[]::timestamptz[],
+                ${events.map((e) => e.value ?? null)}::float8[]) AS e(kind, seq, agent_id, at, since, value)
+    ON CONFLICT DO NOTHING
+    RETURNING workspace_id, channel_id, agent_id, kind, value, occurred_at`
+  await rollupFrom(sql, insert, 1)
+}
+
+/** Removes events of the conversation (all, or those of `kinds`) and takes them out of the rollups. */
+async function remove(sql: Sql, conversationId: string, kinds: MetricKind[] | null): Promise<void> {
+  const del = sql`
+    DELETE FROM metric_events WHERE conversation_id = ${conversationId}
+      ${kinds ? sql`AND kind = ANY(${kinds}::text[])` : sql``}
+    RETURNING workspace_id, channel_id, agent_id, kind, value, occurred_at`
+  await rollupFrom(sql, del, -1)
+}
+
+/** A new conversation (nobody is assigned yet, so the creation is attributed to nobody). */
+export async function recordCreated(sql: Sql, c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId'>, at: string): Promise<void> {
+  await record(sql, c, [{ kind: 'conversation_created', seq: 0, agentId: null, at }])
+}
+
+/**
+ * A reopen (PATCH reopen, or a guest message on a resolved conversation): a new open period
+ * starts, waiting for its own first response. Returns the conversation as it now is.
+ */
+export async function recordReopened(sql: Sql, c: MetricConversation, at: string): Promise<MetricConversation> {
+  const cycle = c.cycle + 1
+  await sql`UPDATE conversations SET cycle = ${cycle}, cycle_started_at = ${at}::timestamptz, awaiting_reply = true WHERE id = ${c.id}`
+  await record(sql, c, [{ kind: 'conversation_reopened', seq: cycle, agentId: c.assignedAgentId, at }])
+  return { ...c, cycle, cycleStartedAt: at, awaitingReply: true }
+}
+
+/** A close of an open conversation: one resolution sample, close minus the start of this open period. */
+export async function recordResolved(sql: Sql, c: MetricConversation, at: string): Promise<void> {
+  await record(sql, c, [{ kind: 'conversation_resolved', seq: c.cycle, agentId: c.assignedAgentId, at, since: c.cycleStartedAt }])
+}
+
+export interface MetricMessage {
+  senderType: 'GUEST' | 'AGENT' | 'SYSTEM'
+  /** The member's userId for an agent message. */
+  senderId: string | null
+  at: string
+  /** An agents' internal note (section 12): never counted. */
+  private: boolean
+}
+
+/**
+ * A message just stored. Private notes and system messages never count. A public guest message
+ * is a message received (attributed to the assignee); a public agent message a message sent by
+ * its author and, when none was sent since the conversation was opened or reopened, the first
+ * response of this open period.
+ */
+export async function recordMessage(sql: Sql, c: MetricConversation, m: MetricMessage): Promise<void> {
+  if (m.private || m.senderType === 'SYSTEM') return
+  const seq = c.publicMessages + 1
+  const agent = m.senderType === 'AGENT'
+  const firstResponse = agent && c.awaitingReply
+  await sql`
+    UPDATE conversations SET public_messages = ${seq}, last_public_sender = ${m.senderType},
+      awaiting_reply = ${agent ? false : c.awaitingReply}
+    WHERE id = ${c.id}`
+  const events: EventInput[] = [
+    agent
+      ? { kind: 'message_sent', seq, agentId: m.senderId, at: m.at }
+      : { kind: 'message_received', seq, agentId: c.assignedAgentId, at: m.at },
+  ]
+  if (firstResponse) events.push({ kind: 'first_response', seq: c.cycle, agentId: m.senderId, at: m.at, since: c.cycleStartedAt })
+  await record(sql, c, events)
+}
+
+/**
+ * A satisfaction rating given or replaced (section 14): the conversation's one rating sample
+ * moves to the new rating and its time. Call it in the transaction that writes the rating.
+ */
+export async function recordCsat(sql: Sql, c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId' | 'assignedAgentId'>, rating: number, at: string): Promise<void> {
+  await remove(sql, c.id, ['csat', 'csat_satisfied'])
+  const events: EventInput[] = [{ kind: 'csat', seq: 0, agentId: c.assignedAgentId, at, value: rating }]
+  if (rating >= 4) events.push({ kind: 'csat_satisfied', seq: 0, agentId: c.assignedAgentId, at, value: rating })
+  await record(sql, c, events)
+}
+
+/** A deleted conversation leaves every metric: its events go, and the rollups lose them. */
+export async function forgetConversation(sql: Sql, conversationId: string): Promise<void> {
+  await remove(sql, conversationId, null)
+}
