@@ -16,6 +16,8 @@ COPY plugins ./plugins
 COPY routes ./routes
 COPY schemas ./schemas
 COPY migrations ./migrations
+# The widget's sources: `npm run build` bundles them into dist/widget/widget.js.
+COPY widget ./widget
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps

@@ -5,6 +5,8 @@
  * 2. Domain code (src/, except those entry points and the two helpers that format Fastify's own
  *    logger options and validation errors) never imports Fastify, not even its types.
  * 3. plugins/ never imports routes/ (routes are autoloaded, never imported).
+ * 4. The browser code (widget/src, widget/demo) imports only widget/ itself and socket.io-client:
+ *    it is bundled into customers' pages and uses the public contract, never the server's code.
  * Exits 1 naming each offending import.
  */
 import { readdirSync, readFileSync } from 'node:fs'
@@ -43,13 +45,18 @@ export function violation(file: string, specifier: string): string | null {
     if (FASTIFY.test(specifier) && !FASTIFY_EDGE.has(file)) return 'domain code must not import Fastify (take a Ctx, not a request)'
   }
   if (file.startsWith('plugins/') && layer === 'routes') return 'plugins/ must not import routes/ (routes are autoloaded)'
+  if (/^widget\/(src|demo)\//.test(file)) {
+    if (target ? !target.startsWith('widget/') : specifier !== 'socket.io-client') {
+      return 'browser code imports only widget/ and socket.io-client (it runs on customers\' sites)'
+    }
+  }
   return null
 }
 
 /** Every broken rule in the repository, one line each. */
 export function checkLayers(): string[] {
   const problems: string[] = []
-  for (const dir of ['src', 'plugins']) {
+  for (const dir of ['src', 'plugins', 'widget']) {
     for (const file of files(dir)) {
       for (const specifier of importsOf(readFileSync(join(root, file), 'utf8'))) {
         const why = violation(file, specifier)

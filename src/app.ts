@@ -8,6 +8,7 @@ import { errorBody, routerError } from './errors.js'
 import { loggerOptions } from './logger.js'
 import { validatorPerHttpPart } from './validation.js'
 import authPlugin from '../plugins/auth.js'
+import compressPlugin from '../plugins/compress.js'
 import configPlugin from '../plugins/config.js'
 import corsPlugin from '../plugins/cors.js'
 import depsPlugin from '../plugins/deps.js'
@@ -65,6 +66,7 @@ export async function buildApp(opts: BuildOptions = {}) {
   await app.register(rateLimitPlugin)
   await app.register(authPlugin)
   await app.register(corsPlugin)
+  await app.register(compressPlugin)
   await app.register(docsPlugin)
 
   // routes/<a>/<b>/*.ts serves /<a>/<b>/...

@@ -77,6 +77,8 @@ export const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`
 /** A verified billing event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
 export const invalidPayload = (message: string) => badRequest(message, 'INVALID_PAYLOAD')
 export const invalidSignature = () => badRequest('Webhook signature verification failed', 'INVALID_SIGNATURE')
+/** The development demo (GET /demo) in production: as absent as any unknown route. */
+export const demoUnavailable = () => notFound('NOT_FOUND', 'The demo is not served in production')
 
 /**
  * Errors Fastify's router raises before any route, hook or error handler runs (Fastify's

@@ -19,3 +19,11 @@ t.test('the check sees every kind of import and names the broken rule', async (t
   t.match(violation('src/billing/x.ts', '@fastify/rate-limit'), /must not import Fastify/)
   t.equal(violation('src/logger.ts', 'fastify'), null, "Fastify's logger options are built from its types")
 })
+
+t.test('the browser widget imports only itself and its Socket.IO client', async (t) => {
+  t.match(violation('widget/src/widget.ts', '../../src/errors.js'), /browser code imports only widget/)
+  t.match(violation('widget/demo/agent.ts', 'fastify'), /browser code imports only widget/)
+  t.equal(violation('widget/src/widget.ts', './api.js'), null)
+  t.equal(violation('widget/src/widget.ts', 'socket.io-client'), null)
+  t.equal(violation('widget/build.ts', '../src/widget/bundle.js'), null, 'the build script is Node code')
+})
