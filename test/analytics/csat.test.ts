@@ -56,3 +56,26 @@ t.test('an offline message counts as a created conversation and a received messa
   const live = await s.get('/analytics/live', ws.owner)
   t.same([live.open, live.unattended, live.waiting], [1, 1, 1], 'waiting on the team, with no reply yet')
 })
+
+t.test('concurrent ratings of one conversation count as one sample, the one that stands', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const s = steps(app)
+  const g = await seedGuest(app, ws)
+  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { csatEnabled: true } } })
+  const c = await s.start(g)
+  await s.close(c.id, ws.agent)
+  const results = await Promise.all(
+    [1, 2, 3, 4, 5, 1, 2, 3].map((rating) =>
+      app.inject({ method: 'POST', url: '/support/csat', headers: g.headers, payload: { conversationId: c.id, rating } }),
+    ),
+  )
+  t.same(results.map((r) => r.statusCode).sort(), [200, 200, 200, 200, 200, 200, 200, 201])
+  const [stored] = await app.deps.sql<{ rating: number }[]>`SELECT rating FROM csat_ratings WHERE conversation_id = ${c.id}`
+  const now = Date.now()
+  const range = `from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 3_600_000).toISOString()}`
+  const m = (await s.get(`/analytics/summary?${range}`, ws.owner)).current
+  t.same(m.csat, { responses: 1, average: stored.rating, satisfiedShare: stored.rating >= 4 ? 1 : 0 })
+  const other = await seedWorkspace(app)
+  t.equal((await s.get(`/analytics/summary?${range}`, other.owner)).current.csat.responses, 0, 'another workspace sees none of it')
+})
