@@ -12,7 +12,7 @@
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
 import { useTextTypes } from '../src/db/client.js'
-import { candidateQuery, searchConversations, WALK_SETTINGS } from '../src/search/search.js'
+import { candidateQuery, SEARCH_SESSION, searchConversations } from '../src/search/search.js'
 import { benchOwner, scriptContext } from './lib/context.js'
 
 const [db, word, which, runsArg] = process.argv.slice(2)
@@ -25,7 +25,8 @@ const captured: Record<string, { text: string; params: unknown[] }> = {}
 const sql = postgres(url.toString(), {
   max: 1,
   onnotice: () => {},
-  connection: { TimeZone: 'UTC' },
+  // The search pool's own settings (no parallel plans), as in the app.
+  connection: { ...SEARCH_SESSION, TimeZone: 'UTC' },
   debug: (_c, text, params) => {
     const kind = /FROM search_chunks ch/.test(text) ? 'candidates' : /WITH ranked/.test(text) ? 'rank' : null
     if (kind && !captured[kind]) captured[kind] = { text, params: params as unknown[] }
@@ -57,12 +58,8 @@ const cpuMs = ((ticks() - cpu0) * 10) / runs // USER_HZ = 100
 times.sort((a, b) => a - b)
 const { walk } = await candidateQuery(sql, workspaceId, word, null)
 for (const [kind, c] of Object.entries(captured)) {
-  // The candidate statement runs with the walk's settings when search chose the walk.
-  const plan = await sql.begin(async (tx) => {
-    if (kind === 'candidates' && walk) for (const set of WALK_SETTINGS) await tx.unsafe(set)
-    return tx.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
-  })
-  console.log(`-- ${kind}${kind === 'candidates' && walk ? ' (walk: bitmap and seq scans off)' : ''}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
+  const plan = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
+  console.log(`-- ${kind}${kind === 'candidates' ? (walk ? ' (walk)' : ' (posting list)') : ''}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
 }
 console.log(`\n${word} in ${which === 'small' ? 'small' : 'largest'} workspace: whole search from one client, ${times.length} runs: p50 ${times[times.length >> 1]!.toFixed(2)} ms, min ${times[0]!.toFixed(2)} ms; PostgreSQL backend CPU ${cpuMs.toFixed(2)} ms per search`)
 await sql.end()

@@ -10,6 +10,7 @@ import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
 import { createSharedState } from './mode.js'
 import { queues } from './queues.js'
+import { SEARCH_SESSION } from './search/search.js'
 import { createStorage } from './storage/storage.js'
 
 export interface Runtime {
@@ -29,7 +30,7 @@ export interface Runtime {
  */
 export async function createDeps(config: Config, log: Log): Promise<Runtime> {
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX)
+  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, SEARCH_SESSION)
   const mailer = createMailer(config, log)
   let jobs
   let shared

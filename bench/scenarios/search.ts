@@ -5,7 +5,7 @@ import type { Pool } from '../lib/db.js'
 import { fmtInt, step } from '../lib/progress.js'
 import { target } from '../lib/report.js'
 import { COMMON_WORD, FREQUENT_WORD, RARE_TOKEN } from '../lib/words.js'
-import { candidateQuery, WALK_SETTINGS } from '../../src/search/search.js'
+import { candidateQuery, SEARCH_SESSION } from '../../src/search/search.js'
 
 /**
  * GET /conversations/search for a rare, a common and a frequent word (50 connections), and the
@@ -173,10 +173,11 @@ async function explainSearch(sql: Pool, workspaceId: string): Promise<Record<str
   for (const [name, word] of [['searchRareCandidates', RARE_TOKEN], ['searchCommonCandidates', COMMON_WORD], ['searchFrequentCandidates', FREQUENT_WORD]] as const) {
     const { text, values, walk } = await candidateQuery(sql, workspaceId, word, null)
     const rows = await sql.begin(async (tx) => {
-      if (walk) for (const set of WALK_SETTINGS) await tx.unsafe(set)
+      // As on the search pool's connections (SEARCH_SESSION).
+      for (const [name, value] of Object.entries(SEARCH_SESSION)) await tx.unsafe(`SET LOCAL ${name} = '${value}'`)
       return tx.unsafe<{ 'QUERY PLAN': string }[]>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values, { prepare: false })
     })
-    out[name] = `${walk ? '-- walk (bitmap and seq scans off)\n' : ''}${rows.map((x) => x['QUERY PLAN']).join('\n')}`
+    out[name] = `${walk ? '-- walk\n' : '-- posting list\n'}${rows.map((x) => x['QUERY PLAN']).join('\n')}`
   }
   return out
 }

@@ -24,7 +24,11 @@ const TIME_TYPES = [1082, 1083, 1114, 1184, 1115, 1182, 1185, 1231]
 /** json, jsonb: values go in as the JSON text the caller wrote (`${JSON.stringify(x)}::jsonb`). */
 const JSON_TYPES = [114, 3802]
 
-export function createSql(url: string, max = 10): Pool {
+/**
+ * A pool of `max` connections; `settings` are extra run-time parameters every connection of it
+ * starts with (the search pool's, src/search/search.ts SEARCH_SESSION).
+ */
+export function createSql(url: string, max = 10, settings: Record<string, string> = {}): Pool {
   const sql = postgres(url, {
     max,
     connect_timeout: 5,
@@ -32,7 +36,7 @@ export function createSql(url: string, max = 10): Pool {
     onnotice: () => {},
     // Timestamps come back as Postgres text in UTC: microseconds survive, so cursors stay exact
     // (a JS Date keeps milliseconds). src/time.ts formats them for the API.
-    connection: { TimeZone: 'UTC' },
+    connection: { ...settings, TimeZone: 'UTC' },
   })
   useTextTypes(sql)
   return sql

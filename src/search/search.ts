@@ -88,7 +88,36 @@ function decodePosition(key: unknown[]): Position {
  * cursor ("show older"). Searches run on their own small pool (ctx.searchSql), so they queue
  * among themselves and never hold the connections the inbox reads with.
  */
-export async function searchConversations(ctx: Ctx, args: { q: string; limit: number; cursor?: string }): Promise<SearchResult> {
+export function searchConversations(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
+  // Identical searches in flight share one execution: a page depends only on the workspace and
+  // the arguments (no field of it is per member), so a request that arrives while the same page
+  // is being computed takes that result, at most one search's duration old. Agents of one
+  // workspace typing the same word at once cost the database one search (docs/search.md).
+  let flights = inFlight.get(ctx.searchSql)
+  if (!flights) inFlight.set(ctx.searchSql, (flights = new Map()))
+  const key = JSON.stringify([memberOf(ctx).workspaceId, args.q, args.limit, args.cursor ?? null])
+  const running = flights.get(key)
+  if (running) return running
+  const search = runSearch(ctx, args).finally(() => flights.delete(key))
+  flights.set(key, search)
+  return search
+}
+
+interface SearchArgsIn {
+  q: string
+  limit: number
+  cursor?: string
+}
+
+/** Searches being computed, by pool (one per process, or per test app) and page. */
+const inFlight = new WeakMap<Pool, Map<string, Promise<SearchResult>>>()
+
+/** How many distinct searches this pool is computing (tests wait on it). */
+export function searchesInFlight(sql: Pool): number {
+  return inFlight.get(sql)?.size ?? 0
+}
+
+async function runSearch(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
   const sql = ctx.searchSql
   // q is data, always a bound parameter (NUL was refused before validation: plugins/input.ts).
   const q = args.q
@@ -228,31 +257,21 @@ interface Candidate {
 
 /**
  * The newest SEARCH_WINDOW chunks older than `window` whose document may match, one per
- * conversation (its newest such chunk). Unprepared on purpose: PostgreSQL plans an unnamed
- * statement with the bound values, folds search_query(ws, q) (immutable) to a constant and,
- * from the tagged lexemes' statistics (per workspace), picks either the GIN posting list of a
- * rare word or a backward walk of search_chunks_recent_idx that stops after the window for a
- * common one. Planning this one-table statement costs a fraction of a millisecond.
+ * conversation (its newest such chunk): the walk or the posting list, as walkPays chose
+ * (candidateStatement writes each so that its plan is the only sensible one). Unprepared on
+ * purpose: PostgreSQL plans an unnamed statement with the bound values and folds
+ * search_query(ws, q) (immutable) to a constant, the GIN index's search key; planning this
+ * one-table statement costs a fraction of a millisecond.
  */
 async function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
-  const { text, values, walk } = await candidateQuery(s.sql, s.ws, s.q, window)
-  if (!walk) return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
-  // The walk: without bitmap and sequential scans, the only way left to the ordered window is
-  // search_chunks_recent_idx read backwards, stopping after SEARCH_WINDOW hits. SET LOCAL and
-  // the statement are pipelined in one short transaction.
-  return s.sql.begin(async (tx) => {
-    const [, , found] = await Promise.all([...WALK_SETTINGS.map((set) => tx.unsafe(set)), tx.unsafe<Candidate[]>(text, values, { prepare: false })])
-    return found as Candidate[]
-  })
+  const { text, values } = await candidateQuery(s.sql, s.ws, s.q, window)
+  return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
 }
-
-/** Session settings of the walk (fixed text). */
-export const WALK_SETTINGS = ['SET LOCAL enable_bitmapscan = off', 'SET LOCAL enable_seqscan = off'] as const
 
 /** The candidate statement as search runs it and whether it walks (bench/scenarios/search.ts EXPLAINs it). */
 export async function candidateQuery(sql: Pool, ws: string, q: string, window: WindowStart | null) {
   const walk = walkPays(await chunkStats(sql), ws, q)
-  return { ...candidateStatement(ws, q, window), walk }
+  return { ...candidateStatement(ws, q, window, walk), walk }
 }
 
 /**
@@ -327,8 +346,29 @@ export function walkPays(stats: ChunkStats, ws: string, q: string): boolean {
   return matches * matches > SEARCH_WINDOW * wsShare * stats.total
 }
 
-/** The candidate statement itself (exported for bench/search-plan.ts, which EXPLAINs exactly this). */
-export function candidateStatement(ws: string, q: string, window: WindowStart | null): { text: string; values: (string | number)[] } {
+/**
+ * Run-time settings of every search-pool connection. No parallel plans: a search reads a bounded
+ * handful of rows, and starting a parallel worker (milliseconds of process start-up) cost more
+ * than the whole search: at 1M conversations the rare word's posting list went parallel and took
+ * 3.8 ms instead of 0.1 (docs/search.md). On a machine serving 50 searches at once there is no
+ * idle core for a worker anyway.
+ */
+export const SEARCH_SESSION: Record<string, string> = { max_parallel_workers_per_gather: '0' }
+
+/**
+ * The candidate statement itself (exported for bench/search-plan.ts, which EXPLAINs exactly this).
+ *
+ * - walk: newest chunks first on search_chunks_recent_idx, each conversation once at its newest
+ *   matching chunk (the anti-join), stopping after SEARCH_WINDOW hits. The match is written
+ *   `coalesce(doc, '')` (doc is never null) so that the GIN index cannot serve it: the planner
+ *   multiplies the tagged word's share by the workspace's as if they were independent and would
+ *   otherwise take a common word for a rare one and read all its matches (docs/search.md);
+ * - posting list: every matching chunk of the workspace from the GIN index, each conversation's
+ *   newest (DISTINCT ON), then the window. Written so that no index order serves the final ORDER
+ *   BY ... LIMIT: otherwise the planner, misjudging a rare word's share, may walk the whole
+ *   workspace newest-first looking for 50 hits that do not exist (444 ms at 1M conversations).
+ */
+export function candidateStatement(ws: string, q: string, window: WindowStart | null, walk = false): { text: string; values: (string | number)[] } {
   const values: (string | number)[] = []
   const bind = (v: string | number): string => {
     values.push(v)
@@ -336,16 +376,25 @@ export function candidateStatement(ws: string, q: string, window: WindowStart | 
   }
   const WS = bind(ws)
   const tq = `search_query(${WS}, ${bind(q)})`
-  const older = window
-    ? `AND (ch.last_message_at, ch.conversation_id, ch.seq) < (${bind(window.at)}::timestamptz, ${bind(window.id)}::uuid, ${bind(window.seq)}::int)`
-    : ''
-  const text = `
+  const older = (at: string, id: string, seq: string) =>
+    window ? `AND (${at}, ${id}, ${seq}) < (${bind(window.at)}::timestamptz, ${bind(window.id)}::uuid, ${bind(window.seq)}::int)` : ''
+  const text = walk
+    ? `
     SELECT ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
     FROM search_chunks ch
-    WHERE ch.workspace_id = ${WS} AND ch.doc @@ ${tq} ${older}
+    WHERE ch.workspace_id = ${WS} AND coalesce(ch.doc, '') @@ ${tq} ${older('ch.last_message_at', 'ch.conversation_id', 'ch.seq')}
       AND NOT EXISTS (SELECT 1 FROM search_chunks n
                       WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq})
     ORDER BY ch.last_message_at DESC, ch.conversation_id DESC, ch.seq DESC
+    LIMIT ${SEARCH_WINDOW}`
+    : `
+    SELECT newest.id, newest.at, newest.seq
+    FROM (SELECT DISTINCT ON (ch.conversation_id) ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
+          FROM search_chunks ch
+          WHERE ch.workspace_id = ${WS} AND ch.doc @@ ${tq}
+          ORDER BY ch.conversation_id, ch.seq DESC) newest
+    WHERE true ${older('newest.at', 'newest.id', 'newest.seq')}
+    ORDER BY newest.at DESC, newest.id DESC, newest.seq DESC
     LIMIT ${SEARCH_WINDOW}`
   return { text, values }
 }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { candidateQuery, resetSearchStats, SEARCH_WINDOW } from '../../src/search/search.js'
+import { candidateQuery, resetSearchStats, SEARCH_WINDOW, searchesInFlight } from '../../src/search/search.js'
 import { seedConversation, seedManyMessages, seedMessages } from './seed.js'
 
 type Item = { id: string; match: string; guest: { name: string } }
@@ -361,4 +361,48 @@ t.test('search runs on its own pool: a busy search pool does not hold up the inb
   const res = await search
   t.equal(res.statusCode, 200)
   t.same(res.json().data.map((i: Item) => i.id), [c])
+})
+
+t.test('identical searches in flight share one execution, within one workspace only', async (t) => {
+  const { app } = await build(t, { env: { DATABASE_SEARCH_POOL_MAX: '1' } })
+  const ws = await seedWorkspace(app)
+  const mine = await seedConversation(app, ws, await seedGuest(app, ws, 'Guest', 'guest@example.test'))
+  await seedMessages(app, mine, [{ body: 'hello there' }])
+  const other = await seedWorkspace(app, 'Other')
+  const theirs = await seedConversation(app, other, await seedGuest(app, other, 'Stranger', 'stranger@example.test'))
+  await seedMessages(app, theirs, [{ body: 'hello from elsewhere' }])
+  const get = (url: string, headers: Record<string, string>) => app.inject({ method: 'GET', url, headers })
+  const inFlight = async (n: number) => {
+    for (let i = 0; i < 500 && searchesInFlight(app.deps.searchSql) !== n; i++) await new Promise((r) => setTimeout(r, 10))
+    return searchesInFlight(app.deps.searchSql)
+  }
+
+  // Hold the search pool's only connection, so the searches below are all in flight at once.
+  const holder = await app.deps.sql.reserve()
+  await holder`SELECT pg_advisory_lock(1920)`
+  // (then: a postgres.js query is sent only once someone waits for it)
+  const blocker = app.deps.searchSql`SELECT pg_advisory_lock(1920), pg_advisory_unlock(1920)`.then(() => 'released')
+  const first = get('/conversations/search?q=hello', ws.agent.headers)
+  t.equal(await inFlight(1), 1, 'the first search is being computed')
+  const joined = get('/conversations/search?q=hello', ws.admin.headers)
+  const otherPage = get('/conversations/search?q=hello&limit=5', ws.agent.headers)
+  const otherWorkspace = get('/conversations/search?q=hello', other.agent.headers)
+  t.equal(await inFlight(3), 3, 'another member asking for the same page joins it; another page and another workspace do not')
+  await holder`SELECT pg_advisory_unlock(1920)`
+  holder.release()
+  t.equal(await blocker, 'released')
+
+  const [a, b, c, d] = await Promise.all([first, joined, otherPage, otherWorkspace])
+  for (const r of [a, b, c, d]) t.equal(r.statusCode, 200)
+  t.same(a.json().data.map((i: Item) => i.id), [mine])
+  t.same(b.json(), a.json(), 'the member who joined gets the same page')
+  t.same(c.json().data.map((i: Item) => i.id), [mine])
+  t.same(d.json().data.map((i: Item) => i.id), [theirs], 'the same words in another workspace: its own search, its own data')
+  t.equal(searchesInFlight(app.deps.searchSql), 0, 'nothing left in flight')
+
+  // A failed search is not kept: the same bad cursor fails again, and a good request then works.
+  const bad = await get('/conversations/search?q=hello&cursor=nope', ws.agent.headers)
+  t.equal(bad.statusCode, 400)
+  t.equal(bad.json().code, 'INVALID_CURSOR')
+  t.equal((await get('/conversations/search?q=hello', ws.agent.headers)).json().data.length, 1)
 })
