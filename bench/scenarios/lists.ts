@@ -82,7 +82,7 @@ export const lists: Area = {
             'list page 1 req/s ÷ raw-SQL ceiling req/s',
             ratio(page1?.rps, ceiling),
             '>=',
-            0.6,
+            0.8,
             '',
             ceiling ? `ceiling: higher of two runs (${ceilings.map((n) => fmtInt(n)).join(' / ')} req/s)` : undefined,
           ),
