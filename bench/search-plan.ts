@@ -6,6 +6,7 @@
  * count; needs the database on this host).
  *
  *   node --import tsx bench/search-plan.ts <parley_bench_db> <word> [small] [runs=20]
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> varied [small] [words=300]
  *
  * `small` searches the small (10,000-conversation) workspace instead of the largest.
  */
@@ -14,6 +15,7 @@ import { loadConfig } from '../src/config.js'
 import { useTextTypes } from '../src/db/client.js'
 import { candidateQuery, SEARCH_SESSION, searchConversations } from '../src/search/search.js'
 import { benchOwner, scriptContext } from './lib/context.js'
+import { buildVocabulary } from './lib/words.js'
 
 const [db, word, which, runsArg] = process.argv.slice(2)
 if (!db || !word) throw new Error('usage: search-plan.ts <db> <word> [small|largest] [runs]')
@@ -46,6 +48,30 @@ const ticks = (): number => {
   return Number(f[11]) + Number(f[12])
 }
 const runs = Number(runsArg ?? 20)
+if (word === 'varied') {
+  // The search-varied scenario's words one after the other, each searched once (twice: the
+  // second is timed, so the disk is left out), grouped by the plan search chose.
+  const words = buildVocabulary().words.slice(20, 20 + runs)
+  const by = new Map<string, { wall: number[]; cpu: number }>()
+  for (const w of words) {
+    await searchConversations(ctx, { q: w, limit: 20 })
+    const { walk } = await candidateQuery(sql, workspaceId, w, null)
+    const c0 = ticks()
+    const t0 = performance.now()
+    await searchConversations(ctx, { q: w, limit: 20 })
+    const g = by.get(walk ? 'walk' : 'posting list') ?? { wall: [], cpu: 0 }
+    g.wall.push(performance.now() - t0)
+    g.cpu += (ticks() - c0) * 10
+    by.set(walk ? 'walk' : 'posting list', g)
+  }
+  for (const [plan, g] of by) {
+    g.wall.sort((a, b) => a - b)
+    const pct = (p: number) => g.wall[Math.min(g.wall.length - 1, Math.floor(g.wall.length * p))]!.toFixed(1)
+    console.log(`${plan}: ${g.wall.length} words, whole search p50 ${pct(0.5)} / p90 ${pct(0.9)} / max ${pct(1)} ms; PostgreSQL backend CPU ${(g.cpu / g.wall.length).toFixed(2)} ms per search`)
+  }
+  await sql.end()
+  process.exit(0)
+}
 await searchConversations(ctx, { q: word, limit: 20 })
 const times: number[] = []
 const cpu0 = ticks()
