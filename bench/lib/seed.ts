@@ -323,7 +323,7 @@ export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
   // autovacuum from starting on the fresh rows in the middle of a measurement.
   await sql`VACUUM (ANALYZE)`
   // The load left gigabytes of dirty buffers: write them now, so the first scenarios do not
-  // share the machine with the checkpointer (the list ran 19% slower right after seeding).
+  // share the machine with the checkpointer writing them.
   await sql`CHECKPOINT`
   timings.analyze = (Date.now() - t0) / 1000
   step(`foreign keys restored, statistics gathered in ${timings.analyze.toFixed(1)} s`)
