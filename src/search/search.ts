@@ -217,6 +217,26 @@ function headlineJoin(bind: (v: string | number) => string, tsq: string, need: n
 }
 
 /**
+ * The end of both ranked statements: the rows of `source` (id, rank) after `after`, ordered
+ * (rank DESC, id DESC), need + 1 of them, as conversation rows with the excerpt.
+ */
+function pageOf(source: string, bind: (v: string | number) => string, tsq: string, after: Keyset | null, need: number): string {
+  return `
+    page AS (
+      SELECT r.id, r.rank, row_number() OVER (ORDER BY r.rank DESC, r.id DESC) AS n
+      FROM ${source} r
+      ${after ? `WHERE (r.rank, r.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''}
+      ORDER BY r.rank DESC, r.id DESC
+      LIMIT ${bind(need + 1)}
+    )
+    SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, hl.headline
+    FROM ${CONVERSATION_FROM}
+    JOIN page p ON p.id = c.id
+    ${headlineJoin(bind, tsq, need)}
+    ORDER BY p.rank DESC, p.id DESC`
+}
+
+/**
  * Conversations whose guest's name or e-mail contains the text (pg_trgm GIN indexes), at most
  * `cap` of them, ordered (score DESC, id DESC), the page after `after`: need + 1 rows.
  */
@@ -234,18 +254,7 @@ async function guestPage(s: SearchArgs, cap: number, after: Keyset | null, need:
       WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${bind(s.pattern!)} OR g.email ILIKE $${values.length})
       LIMIT ${bind(cap)}
     ),
-    page AS (
-      SELECT gh.id, gh.rank, row_number() OVER (ORDER BY gh.rank DESC, gh.id DESC) AS n
-      FROM gh
-      ${after ? `WHERE (gh.rank, gh.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''}
-      ORDER BY gh.rank DESC, gh.id DESC
-      LIMIT ${bind(need + 1)}
-    )
-    SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, hl.headline
-    FROM ${CONVERSATION_FROM}
-    JOIN page p ON p.id = c.id
-    ${headlineJoin(bind, tsq, need)}
-    ORDER BY p.rank DESC, p.id DESC`
+    ${pageOf('gh', bind, tsq, after, need)}`
   // Unprepared, so always planned with the pattern: a prepared statement switches to its generic
   // plan after five runs once the varying patterns' custom plans cost more on average (short or
   // frequent trigrams), and the generic plan for `ILIKE $n ... LIMIT` is a sequential scan of
@@ -431,17 +440,6 @@ async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset 
       ) x
       WHERE c.workspace_id = ${WS} AND c.deleted_at IS NULL AND x.r IS NOT NULL
     ),
-    page AS (
-      SELECT r.id, r.rank, row_number() OVER (ORDER BY r.rank DESC, r.id DESC) AS n
-      FROM ranked r
-      ${after ? `WHERE (r.rank, r.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''}
-      ORDER BY r.rank DESC, r.id DESC
-      LIMIT ${bind(need + 1)}
-    )
-    SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, hl.headline
-    FROM ${CONVERSATION_FROM}
-    JOIN page p ON p.id = c.id
-    ${headlineJoin(bind, tsq, need)}
-    ORDER BY p.rank DESC, p.id DESC`
+    ${pageOf('ranked', bind, tsq, after, need)}`
   return s.sql.unsafe<Row[]>(text, values, { prepare: true })
 }
