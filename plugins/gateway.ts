@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { attachGateway, type AttachedGateway } from '../src/gateway/index.js'
+import { attachGateway, type AttachedGateway } from '../src/gateway/attached.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

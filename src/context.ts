@@ -1,4 +1,3 @@
-import type { LogFn } from 'pino'
 import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
 import type { ChannelSessions } from './auth/channel-sessions.js'
 import type { MemberDirectory } from './auth/members.js'
@@ -10,22 +9,12 @@ import type { Pool } from './db/client.js'
 import { internalError } from './errors.js'
 import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
+import type { Log } from './logger.js'
 import type { Mailer } from './mail.js'
 import type { SharedState } from './mode.js'
 import type { PresenceReader } from './presence.js'
 import type { RateWindows } from './rate-windows.js'
 import type { ObjectStorage } from './storage/storage.js'
-
-/** A pino logger (the process's, a request's or a job's). */
-export interface Log {
-  trace: LogFn
-  debug: LogFn
-  info: LogFn
-  warn: LogFn
-  error: LogFn
-  fatal: LogFn
-  child(bindings: Record<string, unknown>): Log
-}
 
 /**
  * The process's infrastructure, built once by createDeps (src/deps.ts): what domain code may use

@@ -1,7 +1,7 @@
 import { Emitter } from '@socket.io/redis-emitter'
 import type { Redis } from 'ioredis'
 import type { Server } from 'socket.io'
-import type { Log } from './context.js'
+import type { Log } from './logger.js'
 
 /**
  * Real-time events, published by domain code through `ctx.events` (EventPublisher). Two

@@ -1,6 +1,7 @@
 import { PgBoss, type JobWithMetadata, type Queue, type SendOptions } from 'pg-boss'
 import type { Config } from './config.js'
-import { contextFor, type Ctx, type Deps, type Log } from './context.js'
+import { contextFor, type Ctx, type Deps } from './context.js'
+import type { Log } from './logger.js'
 import type { Parameter, Sql } from './db/client.js'
 
 /** One durable job queue of an area: its name, retry policy and handler. Listed in src/queues.ts. */

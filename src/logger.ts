@@ -1,4 +1,16 @@
 import type { FastifyServerOptions } from 'fastify'
+import type { LogFn } from 'pino'
+
+/** A pino logger (the process's, a request's or a job's). */
+export interface Log {
+  trace: LogFn
+  debug: LogFn
+  info: LogFn
+  warn: LogFn
+  error: LogFn
+  fatal: LogFn
+  child(bindings: Record<string, unknown>): Log
+}
 
 /** Header values that must never reach the log (matched case-insensitively by lower-casing). */
 const SECRET_HEADERS = [

@@ -1,7 +1,7 @@
 import nodemailer, { type SendMailOptions } from 'nodemailer'
 import type { Queue } from 'pg-boss'
 import type { Config } from './config.js'
-import type { Log } from './context.js'
+import type { Log } from './logger.js'
 
 export interface Mailer {
   /** Sends one mail; rejects when the SMTP server is unreachable or refuses it. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
-import type { Log } from './context.js'
+import type { Log } from './logger.js'
 
 /**
  * "Count this key in this window": the port every time-window limit uses (plugins/rate-limit.ts

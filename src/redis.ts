@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import type { Config } from './config.js'
-import type { Log } from './context.js'
+import type { Log } from './logger.js'
 
 /**
  * The API's Redis client for commands (rate limits, presence reads, event publishing). Later

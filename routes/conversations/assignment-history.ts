@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses, IdParams } from '../../schemas/common.js'
 import { HistoryList } from '../../schemas/conversations.js'
-import { assignmentHistory } from '../../src/conversations/service.js'
+import { assignmentHistory } from '../../src/conversations/lifecycle.js'
 
 /** /conversations/:id/assignment-history */
 const tags = ['conversations']

@@ -15,7 +15,7 @@ import {
   reopenConversation,
   setPinned,
   unassignAgent,
-} from '../../src/conversations/service.js'
+} from '../../src/conversations/lifecycle.js'
 
 /**
  * /conversations itself (the open list, a new conversation) and one conversation: `/:id` and its

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { limits } from '../../plugins/rate-limit.js'
 import { errorResponses } from '../../schemas/common.js'
 import { WidgetConfig } from '../../schemas/support.js'
-import { notModified, widgetConfig } from '../../src/support/widget.js'
+import { notModified, widgetConfig } from '../../src/support/widget-settings.js'
 
 /** /support/widget/:channelId: the widget's configuration, asked on every page load. */
 const routes: FastifyPluginAsyncTypebox = async (app) => {

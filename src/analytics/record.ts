@@ -10,7 +10,7 @@ import type { MetricKind } from '../db/schema.js'
  * then sees a resolved conversation. Each event is added to the rollups in the same statement.
  */
 
-/** The conversation as the recording needs it: the locked row (src/conversations/service.ts). */
+/** The conversation as the recording needs it: the locked row (src/conversations/lifecycle.ts). */
 export interface MetricConversation {
   id: string
   workspaceId: string

@@ -1,4 +1,5 @@
-import type { Deps, Log } from '../context.js'
+import type { Deps } from '../context.js'
+import type { Log } from '../logger.js'
 import type { Role } from '../db/schema.js'
 import { badRequest, forbidden, idpUnavailable, sessionRevoked, unauthorized } from '../errors.js'
 import { isUuid } from '../uuid.js'

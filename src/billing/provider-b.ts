@@ -1,5 +1,5 @@
 import type { Config } from '../config.js'
-import type { Log } from '../context.js'
+import type { Log } from '../logger.js'
 import { InvalidAmountError, normaliseCurrency, toMinorUnits } from './money.js'
 import type { LedgerEntry, Operation } from './operations.js'
 import { invalidPayload } from '../errors.js'

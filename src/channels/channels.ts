@@ -7,7 +7,7 @@ import type { channels } from '../db/schema.js'
 import { badRequest, channelNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
-import { checkWidgetPatch, widgetSettings } from '../support/widget.js'
+import { checkWidgetPatch, widgetSettings } from '../support/widget-settings.js'
 
 export type ChannelRow = typeof channels.$inferSelect
 

@@ -4,7 +4,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, writ
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
-import type { Log } from '../context.js'
+import type { Log } from '../logger.js'
 
 const run = promisify(execFile)
 

@@ -116,7 +116,7 @@ export const channels = pgTable(
     identitySecret: text('identity_secret').notNull(),
     /** Bumped when the channel is deactivated: visitor sessions signed under an older epoch are revoked for good. */
     sessionEpoch: integer('session_epoch').notNull().default(0),
-    /** The widget settings a PATCH named (API.md section 14); src/support/widget.ts fills in the defaults on read. */
+    /** The widget settings a PATCH named (API.md section 14); src/support/widget-settings.ts fills in the defaults on read. */
     widget: jsonb('widget').notNull().default(sql`'{}'::jsonb`),
     createdAt: createdAt(),
   },

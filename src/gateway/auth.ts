@@ -1,7 +1,8 @@
 import { createDecoder } from 'fast-jwt'
 import type { Socket } from 'socket.io'
 import { membership, verifyMemberToken, verifyVisitorSession } from '../auth/callers.js'
-import type { Deps, Log } from '../context.js'
+import type { Deps } from '../context.js'
+import type { Log } from '../logger.js'
 import { AppError } from '../errors.js'
 
 /** Who a socket is, fixed at the handshake (socket.data). */

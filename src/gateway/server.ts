@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { isEmbeddedDatabase, isSingleProcess, loadConfig, type Config, type ConfigError } from '../config.js'
 import { developmentEnv } from '../dev-env.js'
-import { createGateway, gatewayLogger } from './index.js'
+import { createGateway, gatewayLogger } from './standalone.js'
 
 developmentEnv() // .env and development secrets, as npm start reads them
 let config: Config

@@ -6,7 +6,7 @@ import { conversationNotFound, csatClosed, csatNotFound, csatNotOpen, forbidden 
 import { findConversationForCaller } from '../conversations/access.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
-import { widgetSettings } from './widget.js'
+import { widgetSettings } from './widget-settings.js'
 
 /** A rating may be replaced for this long after it was first given (API.md section 14). */
 export const CSAT_REPLACE_DAYS = 14

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
-import { presenceTimings } from '../../src/gateway/index.js'
+import { presenceTimings } from '../../src/gateway/timings.js'
 import { testEnv } from '../helper.js'
 
 t.test('presence timings: heartbeat a fifth of the TTL (at most 10 s), entries live TTL - 2 heartbeats', async (t) => {

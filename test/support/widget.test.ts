@@ -1,6 +1,6 @@
 import t from 'tap'
 import { PresenceStore } from '../../src/gateway/presence.js'
-import { withinOfficeHours } from '../../src/support/widget.js'
+import { withinOfficeHours } from '../../src/support/widget-settings.js'
 import { build, redisOf, seedWorkspace } from '../helper.js'
 
 const FIELDS = ['awayMessage', 'channelId', 'color', 'csatEnabled', 'expectedReplyTime', 'greeting', 'name', 'online', 'withinOfficeHours']

@@ -1,0 +1,136 @@
+import type { Socket } from 'socket.io'
+import { rooms } from '../events.js'
+import { touchLastSeen } from '../visitors/visitors.js'
+import { principalOf, type SocketPrincipal } from './auth.js'
+import { presenceFailed, type Parts } from './parts.js'
+import type { VisitorChange } from './presence.js'
+
+const PRESENCE_STATUSES = new Set(['online', 'away'])
+/** presence:set calls a socket may make per window: every change is broadcast to the workspace. */
+const PRESENCE_SET_LIMIT = { max: 20, windowMs: 10_000 }
+
+/** A connected socket joins its rooms; a member's socket may set its presence, and leaves it on disconnect. */
+export function onConnection(parts: Parts, socket: Socket) {
+  const { log, presence, announce, closing } = parts
+  const who = principalOf(socket)
+  if (who.kind === 'visitor') {
+    socket.join(rooms.guest(who.guestId))
+    log.debug({ socketId: socket.id, guestId: who.guestId }, 'visitor connected')
+    onVisitorConnection(parts, socket, who)
+    return
+  }
+  const { workspaceId, userId } = who
+  // A room per member as well: events for one member (mention:new) are routed by the adapter,
+  // never broadcast to the workspace and filtered on the client.
+  socket.join([rooms.workspace(workspaceId), rooms.member(workspaceId, userId)])
+  log.debug({ socketId: socket.id, workspaceId, userId }, 'member connected')
+
+  const allow = socketWindow(PRESENCE_SET_LIMIT)
+  socket.on('presence:set', (payload: unknown, ack?: unknown) => {
+    const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
+    if (!allow()) {
+      reply({ ok: false, code: 'RATE_LIMITED', message: 'Too many presence:set calls; retry later' })
+      return
+    }
+    const status = (payload as { status?: unknown } | null)?.status
+    const valid =
+      payload !== null &&
+      typeof payload === 'object' &&
+      !Array.isArray(payload) &&
+      typeof status === 'string' &&
+      PRESENCE_STATUSES.has(status) &&
+      Object.keys(payload).length === 1
+    if (!valid) {
+      reply({ ok: false, code: 'VALIDATION_ERROR', message: "presence:set takes { status: 'online' | 'away' }" })
+      return
+    }
+    presence.setStatus(workspaceId, userId, status as 'online' | 'away').then(
+      (change) => {
+        announce(change)
+        reply({ ok: true, status })
+      },
+      (err: Error) => {
+        presenceFailed(log, err)
+        reply({ ok: false, code: 'UNAVAILABLE', message: 'Presence could not be updated; retry' })
+      },
+    )
+  })
+
+  socket.on('disconnect', () => {
+    // On shutdown the entries are left to expire: clients reconnect to another gateway within
+    // the TTL, so a rolling restart does not flash everyone offline.
+    if (closing.value) return
+    presence.remove(workspaceId, userId, socket.id).then(announce, (err: Error) => presenceFailed(log, err))
+  })
+}
+
+export const announceVisitorChange = (parts: Parts) => (change: VisitorChange | null) => {
+  if (change) parts.announceVisitor(change.workspaceId, change.guestId)
+}
+
+/** page:visit calls a socket may send to Redis per window (the shared one-a-second gate drops the rest). */
+const PAGE_VISIT_LIMIT = { max: 10, windowMs: 10_000 }
+const PAGE_VISIT_KEYS = new Set(['url', 'title'])
+
+/** A `page:visit` payload as the contract allows it, or null (dropped). */
+export function pageVisitOf(payload: unknown): { url: string; title: string } | null {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null
+  const p = payload as Record<string, unknown>
+  if (!Object.keys(p).every((k) => PAGE_VISIT_KEYS.has(k))) return null
+  const { url, title = '' } = p
+  if (typeof url !== 'string' || url.length > 2000 || typeof title !== 'string' || title.length > 200) return null
+  if (url.includes('\u0000') || title.includes('\u0000')) return null
+  try {
+    const parsed = new URL(url)
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null
+  } catch {
+    return null
+  }
+  return { url, title }
+}
+
+/**
+ * A visitor's socket: it counts as online (lastSeenAt moves), sends page visits, and goes offline
+ * with its last socket; each transition and recorded page reaches the workspace as visitor:updated.
+ */
+function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPrincipal, { kind: 'visitor' }>) {
+  const { log, presence, closing, sql } = parts
+  const { workspaceId, guestId } = who
+  const announce = announceVisitorChange(parts)
+  touchLastSeen(sql, guestId)
+    .catch((err: Error) => log.warn({ err: { message: err.message } }, 'lastSeenAt not updated'))
+    .then(() => presence.addVisitor(workspaceId, guestId, socket.id))
+    .then(announce, (err: Error) => presenceFailed(log, err)) // the next heartbeat records it
+
+  const allow = socketWindow(PAGE_VISIT_LIMIT)
+  socket.on('page:visit', (payload: unknown, ack?: unknown) => {
+    const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
+    const visit = pageVisitOf(payload)
+    if (!visit || !allow()) return reply({ ok: false, recorded: false })
+    presence.recordPageVisit(guestId, visit).then(
+      (recorded) => {
+        if (recorded) parts.announceVisitor(workspaceId, guestId)
+        reply({ ok: true, recorded: recorded !== null })
+      },
+      (err: Error) => {
+        presenceFailed(log, err)
+        reply({ ok: false, recorded: false })
+      },
+    )
+  })
+
+  socket.on('disconnect', () => {
+    if (closing.value) return
+    presence.removeVisitor(workspaceId, guestId, socket.id).then(announce, (err: Error) => presenceFailed(log, err))
+  })
+}
+
+/** A fixed-window counter for one socket's events: true while the window has room. */
+function socketWindow(limit: { max: number; windowMs: number }) {
+  let window = { start: Date.now(), count: 0 }
+  return () => {
+    const now = Date.now()
+    if (now - window.start >= limit.windowMs) window = { start: now, count: 0 }
+    return ++window.count <= limit.max
+  }
+}

@@ -1,0 +1,14 @@
+import type { Config } from '../config.js'
+
+/**
+ * The interval between heartbeats, and how long a socket entry stays live after one. An entry
+ * lives two heartbeats less than the TTL: a live gateway refreshes it with at least one
+ * heartbeat to spare (a stalled event loop does not flap members offline), and a dead gateway's
+ * entries expire and are swept (every gateway sweeps each heartbeat) within PRESENCE_TTL_S,
+ * with a heartbeat to spare for timer drift.
+ */
+export function presenceTimings(config: Config) {
+  const ttlMs = config.PRESENCE_TTL_S * 1000
+  const heartbeatMs = config.PRESENCE_HEARTBEAT_MS ?? Math.min(10_000, Math.floor(ttlMs / 5))
+  return { heartbeatMs, entryTtlMs: ttlMs - 2 * heartbeatMs }
+}
