@@ -50,6 +50,8 @@ export const Channel = Type.Object({
   /** Only for callers with channels:manage. */
   identitySecret: Type.Optional(Type.String()),
   widget: WidgetSettings,
+  /** The team its new conversations belong to (API.md section 16). */
+  defaultTeamId: Nullable(Uuid),
   createdAt: Timestamp,
 })
 export type ChannelView = Static<typeof Channel>
@@ -68,6 +70,8 @@ export const UpdateChannelBody = Type.Object(
     requireChannelToken: Type.Optional(Type.Boolean()),
     active: Type.Optional(Type.Boolean()),
     widget: Type.Optional(WidgetPatch),
+    /** A team of the workspace, or null (else 400 INVALID_TEAM): new conversations of the channel belong to it. */
+    defaultTeamId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   },
   { additionalProperties: false, minProperties: 1 },
 )

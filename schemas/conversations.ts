@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, conversationStatus, senderTypes } from '../src/db/schema.js'
+import { assignmentActions, assignmentReasons, conversationStatus, senderTypes } from '../src/db/schema.js'
 import { presenceStatuses } from '../src/presence.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
@@ -26,6 +26,13 @@ export const Conversation = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
     closedAt: Nullable(Timestamp),
+    /** Its team (API.md section 16). */
+    teamId: Nullable(Uuid),
+    team: Nullable(Type.Object({ id: Uuid, name: Type.String() })),
+    /** When it started waiting in its team's queue; null when not waiting. */
+    queuedAt: Nullable(Timestamp),
+    /** Its place in the queue, on a single conversation read and the visitor's events; null when not queued. */
+    queue: Type.Optional(Nullable(Type.Object({ position: Type.Integer({ minimum: 1 }), estimatedWaitSeconds: Nullable(Type.Integer()) }))),
   },
   { $id: 'Conversation' },
 )
@@ -58,6 +65,8 @@ const listFields = {
   limit: Limit,
   cursor: Type.Optional(Cursor),
   channelId: Type.Optional(Uuid),
+  /** A team id, or `none`: conversations of no team (API.md section 16). */
+  teamId: Type.Optional(Type.Union([Uuid, Type.Literal('none')])),
   unassignedOnly: Type.Boolean({ default: false }),
   readStatus: lit(['all', 'read', 'unread'] as const, 'all'),
   sortOrder: lit(['desc', 'asc'] as const, 'desc'),
@@ -154,6 +163,8 @@ export const HistoryEntry = Type.Object({
   agentId: Nullable(Type.String()),
   previousAgentId: Nullable(Type.String()),
   byUserId: Nullable(Type.String()),
+  /** Why (API.md section 16); null on entries older than teams. */
+  reason: Nullable(Literals(assignmentReasons)),
   at: Timestamp,
 })
 export type HistoryEntryView = Static<typeof HistoryEntry>
@@ -165,6 +176,7 @@ export const UnreadCount = Type.Object({
   unassigned: Type.Integer(),
   messages: Type.Integer(),
   byChannel: Type.Record(Type.String(), Type.Integer()),
+  byTeam: Type.Record(Type.String(), Type.Integer()),
 })
 export type UnreadCountView = Static<typeof UnreadCount>
 

@@ -97,6 +97,8 @@ export const ConfigSchema = Type.Object({
   /** GET /conversations/counts/reconcile per workspace and minute. */
   RECONCILE_PER_MIN: Type.Integer({ minimum: 1, default: 6 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
+  /** How often each API replica sweeps the teams' queues, the backstop of routing's triggers (docs/routing.md); 0: never. */
+  ROUTING_SWEEP_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   /** How often a gateway refreshes its sockets' presence and sweeps expired ones (default: a fifth of PRESENCE_TTL_S, at most 10 s). */
   PRESENCE_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   /** Search: at most this many candidate chunks are examined per page, and at most this many guest-matching conversations are ranked. */

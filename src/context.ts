@@ -15,6 +15,7 @@ import type { SharedState } from './mode.js'
 import type { PresenceReader } from './presence.js'
 import type { RateWindows } from './rate-windows.js'
 import type { ObjectStorage } from './storage/storage.js'
+import type { Router } from './teams/scheduler.js'
 
 /**
  * The process's infrastructure, built once by createDeps (src/deps.ts): what domain code may use
@@ -45,6 +46,8 @@ export interface Deps {
   rateWindows: RateWindows
   /** Signs and checks every list's pagination cursors. */
   cursor: CursorCodec
+  /** Runs routing passes after commits, on signals and on its sweep (src/teams/scheduler.ts). */
+  routing: Router
   /** Provider B's webhook verification API client (null: not configured). */
   providerB: ProviderBVerifier | null
   /** Attachment bytes (STORAGE_DRIVER: local disk or S3). */

@@ -13,6 +13,7 @@ import { createSharedState } from './mode.js'
 import { queues } from './queues.js'
 import { SEARCH_SESSION } from './search/search.js'
 import { createStorage } from './storage/storage.js'
+import { createRouter } from './teams/scheduler.js'
 
 export interface Runtime {
   deps: Deps
@@ -43,6 +44,8 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     mailer.close()
     throw err
   }
+  // The router reads the finished deps (it routes with this process's pool, presence and events).
+  const routing = createRouter(config, () => deps)
   const deps: Deps = {
     config,
     log,
@@ -61,11 +64,16 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
     storage: createStorage(config),
+    routing,
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
+  routing.start(shared.signals)
   return {
     deps,
-    drain: () => jobs.stop(),
+    drain: async () => {
+      await routing.stop()
+      await jobs.stop()
+    },
     async close() {
       mailer.close()
       deps.storage.close()

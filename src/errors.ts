@@ -91,6 +91,13 @@ export function routerError(err: { code?: string }): AppError {
   return new AppError(400, 'BAD_REQUEST', 'The request could not be routed')
 }
 
+// Teams and routing (docs/routing.md)
+export const teamNotFound = () => notFound('TEAM_NOT_FOUND', 'Team not found')
+export const teamNameTaken = () => conflict('TEAM_NAME_TAKEN', 'A team of this workspace already has this name')
+export const tooManyTeams = (max: number) => conflict('TOO_MANY_TEAMS', `A workspace holds at most ${max} teams`)
+export const invalidTeam = (field = 'teamId') => badRequest(`${field} is not a team of this workspace`, 'INVALID_TEAM')
+export const invalidAgent = () => badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
+
 // Attachments (docs/attachments.md)
 export const attachmentNotFound = () => notFound('ATTACHMENT_NOT_FOUND', 'Attachment not found')
 export const uploadTooLarge = (max: number) => new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${max} bytes`)

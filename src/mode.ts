@@ -9,6 +9,7 @@ import { presenceTimings } from './gateway/timings.js'
 import { redisPresenceReader, type PresenceReader } from './presence.js'
 import { createRateWindows, type RateWindows } from './rate-windows.js'
 import { closeRedis, createRedis, waitReady } from './redis.js'
+import { createLocalSignals, createRedisSignals, type Signals } from './signals.js'
 
 /**
  * The one place that decides, at start, how this process runs (docs/deployment.md):
@@ -44,6 +45,8 @@ export interface RedisState {
   presence: PresenceReader
   /** Counted in Redis, in this process while Redis fails (src/rate-windows.ts). */
   rateWindows: RateWindows
+  /** Between Parley's processes (a member came online): Redis pub/sub. */
+  signals: Signals
   close(): Promise<void>
 }
 
@@ -55,6 +58,8 @@ export interface InProcessState {
   presence: MemoryPresenceStore
   /** Counted in this process's memory: reset on restart. */
   rateWindows: RateWindows
+  /** From the attached gateway to this process's router. */
+  signals: Signals
   close(): Promise<void>
 }
 
@@ -67,6 +72,7 @@ export async function createSharedState(config: Config, log: Log): Promise<Share
       events: createLocalPublisher(log),
       presence: new MemoryPresenceStore({ gatewayId: randomUUID(), entryTtlMs: presenceTimings(config).entryTtlMs }),
       rateWindows: createRateWindows(config, null, log),
+      signals: createLocalSignals(),
       close: async () => {},
     }
   }
@@ -77,12 +83,17 @@ export async function createSharedState(config: Config, log: Log): Promise<Share
     await closeRedis(redis)
     throw err
   }
+  const signals = createRedisSignals(redis, config.REDIS_PREFIX, log)
   return {
     kind: 'redis',
     redis,
     events: createPublisher(redis, config.REDIS_PREFIX, log),
     presence: redisPresenceReader(redis, config.REDIS_PREFIX),
     rateWindows: createRateWindows(config, redis, log),
-    close: () => closeRedis(redis),
+    signals,
+    close: async () => {
+      await signals.close()
+      await closeRedis(redis)
+    },
   }
 }

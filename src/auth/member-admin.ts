@@ -5,6 +5,9 @@ import type { MemberStatus, members, Role } from '../db/schema.js'
 import { conflict, forbidden, lastOwner, memberNotFound, ownerOnly } from '../errors.js'
 import { iso } from '../time.js'
 import type { MemberCaller } from './callers.js'
+import { lockCountersShared } from '../conversations/counters.js'
+import { releaseMember } from '../teams/rules.js'
+import { announceReleased } from '../teams/teams.js'
 
 type MemberRow = Pick<typeof members.$inferSelect, 'userId' | 'name' | 'email' | 'role' | 'status' | 'joinedAt'>
 
@@ -86,19 +89,32 @@ export async function updateMember(ctx: Ctx, userId: string, patch: { role?: Rol
       UPDATE members SET role = ${next.role}, status = ${next.status}
       WHERE workspace_id = ${actor.workspaceId} AND user_id = ${userId}
       RETURNING ${tx.unsafe(COLUMNS)}`
-    return updated
+    // Disabled: their OPEN team conversations go back to the queues (API.md section 16).
+    const released = target.status === 'active' && next.status !== 'active' ? await releaseFromTeams(tx, actor.workspaceId, userId, false) : []
+    return { updated, released }
   })
   ctx.memberDirectory.invalidate(actor.workspaceId, userId)
-  return view(row)
+  await announceReleased(ctx, actor.workspaceId, row.released)
+  return view(row.updated)
+}
+
+/** A member disabled or removed: their OPEN conversations of teams are queued again (reason MEMBER_REMOVED). */
+async function releaseFromTeams(tx: Sql, workspaceId: string, userId: string, leave: boolean) {
+  await lockCountersShared(tx, workspaceId)
+  const released = await releaseMember(tx, workspaceId, userId, null)
+  if (leave) await tx`DELETE FROM team_members WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`
+  return released
 }
 
 export async function removeMember(ctx: Ctx, userId: string): Promise<void> {
   const actor = memberOf(ctx)
-  await ctx.sql.begin(async (tx) => {
+  const released = await ctx.sql.begin(async (tx) => {
     const { activeOwners, target, actorRole } = await lockForChange(tx, actor, userId)
     if (target.role === 'owner' && actorRole !== 'owner') throw ownerOnly('remove an owner')
     if (isActiveOwner(target) && activeOwners <= 1) throw lastOwner()
     await tx`DELETE FROM members WHERE workspace_id = ${actor.workspaceId} AND user_id = ${userId}`
+    return releaseFromTeams(tx, actor.workspaceId, userId, true)
   })
   ctx.memberDirectory.invalidate(actor.workspaceId, userId)
+  await announceReleased(ctx, actor.workspaceId, released)
 }

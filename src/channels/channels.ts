@@ -4,7 +4,7 @@ import { can } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { channels } from '../db/schema.js'
-import { badRequest, channelNotFound } from '../errors.js'
+import { badRequest, channelNotFound, invalidTeam } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { checkWidgetPatch, widgetSettings } from '../support/widget-settings.js'
@@ -14,7 +14,7 @@ export type ChannelRow = typeof channels.$inferSelect
 /** Every column of ChannelRow, aliased: the fixed list this module passes to sql.unsafe. */
 const COLUMNS = `id, workspace_id AS "workspaceId", name, kind, active, allowed_origins AS "allowedOrigins",
   require_channel_token AS "requireChannelToken", channel_token AS "channelToken",
-  identity_secret AS "identitySecret", session_epoch AS "sessionEpoch", widget, created_at AS "createdAt"`
+  identity_secret AS "identitySecret", session_epoch AS "sessionEpoch", widget, default_team_id AS "defaultTeamId", created_at AS "createdAt"`
 
 /** Public widget token: unguessable, URL-safe, recognisable in a snippet. */
 export const newChannelToken = () => `ct_${randomBytes(24).toString('base64url')}`
@@ -60,6 +60,7 @@ function channelView(row: ChannelRow, withSecret: boolean): ChannelView {
     channelToken: row.channelToken,
     ...(withSecret ? { identitySecret: row.identitySecret } : {}),
     widget: widgetSettings(row.widget),
+    defaultTeamId: row.defaultTeamId,
     createdAt: iso(row.createdAt),
   }
 }
@@ -88,10 +89,15 @@ export async function listChannels(ctx: Ctx) {
 export async function updateChannel(
   ctx: Ctx,
   id: string,
-  patch: { name?: string; allowedOrigins?: string[]; requireChannelToken?: boolean; active?: boolean; widget?: WidgetPatchInput },
+  patch: { name?: string; allowedOrigins?: string[]; requireChannelToken?: boolean; active?: boolean; widget?: WidgetPatchInput; defaultTeamId?: string | null },
 ) {
   if (!isUuid(id)) throw channelNotFound()
   const { sql } = ctx
+  const team = patch.defaultTeamId ?? null
+  if (team !== null) {
+    const [t] = isUuid(team) ? await sql`SELECT 1 FROM teams WHERE id = ${team} AND workspace_id = ${memberOf(ctx).workspaceId}` : []
+    if (!t) throw invalidTeam('defaultTeamId')
+  }
   const origins = patch.allowedOrigins === undefined ? null : normalizeOrigins(patch.allowedOrigins)
   // The widget fields named replace the stored ones (jsonb ||), the others are kept.
   const widget = patch.widget === undefined ? null : JSON.stringify(checkWidgetPatch(patch.widget))
@@ -102,6 +108,7 @@ export async function updateChannel(
       require_channel_token = COALESCE(${patch.requireChannelToken ?? null}::boolean, require_channel_token),
       active = COALESCE(${patch.active ?? null}::boolean, active),
       widget = widget || COALESCE(${widget}::jsonb, '{}'::jsonb),
+      default_team_id = CASE WHEN ${patch.defaultTeamId !== undefined} THEN ${team}::uuid ELSE default_team_id END,
       -- Deactivating revokes every visitor session signed so far, for good: reactivating the
       -- channel does not bring the old epoch back (API.md section 5).
       session_epoch = session_epoch + CASE WHEN active AND ${patch.active ?? null}::boolean IS FALSE THEN 1 ELSE 0 END

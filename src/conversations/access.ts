@@ -2,6 +2,7 @@ import type { Ctx } from '../context.js'
 import type { conversations } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
+import { hiddenTeams, teamVisible } from './visibility.js'
 
 /** What a visibility check returns: enough to act on the conversation. */
 export type VisibleConversation = Pick<typeof conversations.$inferSelect, 'id' | 'workspaceId' | 'guestId'>
@@ -16,10 +17,11 @@ export async function findConversationForCaller(ctx: Ctx, id: string): Promise<V
   const c = ctx.caller
   if (c.kind !== 'member' && c.kind !== 'visitor') throw conversationNotFound()
   const guest = c.kind === 'visitor' ? c.guestId : null
+  const hidden = await hiddenTeams(ctx)
   const [row] = await ctx.sql<VisibleConversation[]>`
-    SELECT id, workspace_id AS "workspaceId", guest_id AS "guestId" FROM conversations
+    SELECT id, workspace_id AS "workspaceId", guest_id AS "guestId" FROM conversations c
     WHERE id = ${id} AND workspace_id = ${c.workspaceId} AND deleted_at IS NULL
-      AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid)`
+      AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid) ${teamVisible(ctx.sql, hidden)}`
   if (!row) throw conversationNotFound()
   return row
 }

@@ -2,6 +2,7 @@ import type { CounterSnapshotView, ReconcileResultView, UnreadCountView } from '
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
+import { hiddenTeams } from './visibility.js'
 
 /**
  * Unread counters (API.md section 5, DESIGN-NOTES "Unread counters that never drift").
@@ -27,6 +28,8 @@ export interface CounterState {
   assignedAgentId: string | null
   channelId: string
   unreadCount: number
+  /** Its team: counted per team too ('team:<id>', 'team-unassigned:<id>'), so private teams are left out in O(1). */
+  teamId?: string | null
 }
 
 export interface ScopeDelta {
@@ -44,6 +47,10 @@ function contribution(s: CounterState | null): CountersDelta {
   out.set('all', add)
   out.set(s.assignedAgentId ? `agent:${s.assignedAgentId}` : 'unassigned', add)
   out.set(`channel:${s.channelId}`, add)
+  if (s.teamId) {
+    out.set(`team:${s.teamId}`, add)
+    if (!s.assignedAgentId) out.set(`team-unassigned:${s.teamId}`, add)
+  }
   return out
 }
 
@@ -93,23 +100,35 @@ export async function applyCountersDelta(sql: Sql, workspaceId: string, delta: C
           messages = unread_counters.messages + excluded.messages`
 }
 
-/** GET /conversations/unread-count: sums the slot rows of the workspace's scopes (PK range scan). */
+/**
+ * GET /conversations/unread-count: sums the slot rows of the workspace's scopes (PK range scan).
+ * Private teams the caller may not see (`hiddenTeams`, src/conversations/visibility.ts) are
+ * subtracted from the totals through their own scopes: still a handful of rows, whatever the size.
+ */
 export async function readUnreadCount(ctx: Ctx): Promise<UnreadCountView> {
   const { workspaceId, userId } = memberOf(ctx)
+  const hidden = new Set(await hiddenTeams(ctx))
   const rows = await ctx.sql<{ scope: string; conversations: number; messages: number }[]>`
     SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
     FROM unread_counters
     WHERE workspace_id = ${workspaceId}
-      AND (scope IN ('all', 'unassigned', ${`agent:${userId}`}) OR scope LIKE 'channel:%')
+      AND (scope IN ('all', 'unassigned', ${`agent:${userId}`}) OR scope LIKE 'channel:%' OR scope LIKE 'team%')
     GROUP BY scope`
-  const out: UnreadCountView = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }
+  const out: UnreadCountView = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {}, byTeam: {} }
   for (const r of rows) {
     if (r.scope === 'all') {
-      out.total = r.conversations
-      out.messages = r.messages
-    } else if (r.scope === 'unassigned') out.unassigned = r.conversations
+      out.total += r.conversations
+      out.messages += r.messages
+    } else if (r.scope === 'unassigned') out.unassigned += r.conversations
     else if (r.scope.startsWith('agent:')) out.mine = r.conversations
     else if (r.scope.startsWith('channel:') && r.conversations !== 0) out.byChannel[r.scope.slice(8)] = r.conversations
+    else if (r.scope.startsWith('team:')) {
+      const team = r.scope.slice(5)
+      if (hidden.has(team)) {
+        out.total -= r.conversations
+        out.messages -= r.messages
+      } else if (r.conversations !== 0) out.byTeam[team] = r.conversations
+    } else if (r.scope.startsWith('team-unassigned:') && hidden.has(r.scope.slice(16))) out.unassigned -= r.conversations
   }
   return out
 }
@@ -157,7 +176,7 @@ export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResultView> 
     // rows that disagree, and the scope totals of the recount.
     const [res] = await q<{ fixed: number; scopes: ScopeRow[] }[]>`
       WITH recount AS (
-        SELECT c.id, c.status, c.channel_id, c.assigned_agent_id, c.unread_count,
+        SELECT c.id, c.status, c.channel_id, c.assigned_agent_id, c.unread_count, c.team_id,
                (SELECT count(*)::int FROM messages m
                  WHERE m.conversation_id = c.id AND m.sender_type = 'GUEST'
                    AND m.created_at > COALESCE(c.agent_last_seen_at, '-infinity')) AS n
@@ -180,6 +199,11 @@ export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResultView> 
         FROM counted GROUP BY 1
         UNION ALL
         SELECT 'channel:' || channel_id, count(*)::int, sum(n)::int FROM counted GROUP BY channel_id
+        UNION ALL
+        SELECT 'team:' || team_id, count(*)::int, sum(n)::int FROM counted WHERE team_id IS NOT NULL GROUP BY team_id
+        UNION ALL
+        SELECT 'team-unassigned:' || team_id, count(*)::int, sum(n)::int FROM counted
+        WHERE team_id IS NOT NULL AND assigned_agent_id IS NULL GROUP BY team_id
       )
       SELECT (SELECT count(*)::int FROM fixed) AS fixed,
              COALESCE((SELECT json_agg(s) FROM scopes s), '[]'::json) AS scopes`

@@ -1,16 +1,18 @@
-import { randomUUID } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
 import { memberOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
-import type { AssignmentAction } from '../db/schema.js'
-import { badRequest, conversationNotFound, forbidden, guestNotFound, tooManyOpenConversations } from '../errors.js'
+import { conversationNotFound, forbidden, guestNotFound, invalidAgent, invalidTeam, tooManyOpenConversations } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
 import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
+import { addHistory } from './history.js'
+import { conversationRooms, hiddenTeams, teamVisible } from './visibility.js'
+import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue } from '../teams/rules.js'
+import { queueOf } from '../teams/queue.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
@@ -23,6 +25,8 @@ export interface LockedConversation extends CounterState, MetricConversation {
   pinned: boolean
   lastMessageAt: string
   agentLastSeenAt: string | null
+  teamId: string | null
+  queuedAt: string | null
 }
 
 const LOCK_COLUMNS = `
@@ -30,7 +34,7 @@ const LOCK_COLUMNS = `
   assigned_agent_id AS "assignedAgentId", unread_count AS "unreadCount", deleted_at IS NOT NULL AS deleted,
   last_message_at AS "lastMessageAt", agent_last_seen_at AS "agentLastSeenAt",
   cycle, COALESCE(cycle_started_at, created_at) AS "cycleStartedAt", awaiting_reply AS "awaitingReply",
-  public_messages AS "publicMessages"`
+  public_messages AS "publicMessages", team_id AS "teamId", queued_at AS "queuedAt"`
 
 /** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
 const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
@@ -48,12 +52,14 @@ export async function getConversation(ctx: Ctx, id: string): Promise<Conversatio
   const { sql } = ctx
   const ws = workspaceOf(ctx)
   const guest = guestOf(ctx)
+  const hidden = await hiddenTeams(ctx)
   const [row] = await sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.id = ${id} AND c.workspace_id = ${ws} AND c.deleted_at IS NULL
-      AND (${guest}::uuid IS NULL OR c.guest_id = ${guest}::uuid)`
+      AND (${guest}::uuid IS NULL OR c.guest_id = ${guest}::uuid) ${teamVisible(sql, hidden)}`
   if (!row) throw conversationNotFound()
-  return toConversationView(row)
+  const view = toConversationView(row)
+  return { ...view, queue: await queueOf(sql, view) }
 }
 
 export interface Mutation<T = undefined> {
@@ -63,6 +69,8 @@ export interface Mutation<T = undefined> {
   result?: T
   /** Publish conversation:updated after commit (default: when `after` is set). */
   publishUpdate?: boolean
+  /** After commit, offer these teams' queues, and every team of these members, to routing (docs/routing.md). */
+  route?: { teams?: (string | null)[]; members?: (string | null)[] }
 }
 
 export interface MutationOutcome<T> {
@@ -84,12 +92,13 @@ export async function mutateConversation<T = undefined>(
   if (!isUuid(id)) throw conversationNotFound()
   const ws = workspaceOf(ctx)
   const guest = guestOf(ctx)
+  const hidden = await hiddenTeams(ctx)
   const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
-      SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
+      SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations c
       WHERE id = ${id} AND workspace_id = ${ws} AND deleted_at IS NULL
-        AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid)
+        AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid) ${teamVisible(sql, hidden)}
       FOR UPDATE`
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
@@ -102,7 +111,14 @@ export async function mutateConversation<T = undefined>(
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
-    ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
+    // A private team's conversation reaches only who may see it, before and after a team change.
+    const to = new Set(await conversationRooms(ctx.sql, { ...row, teamId: out.conversation?.teamId ?? row.teamId }))
+    if (row.teamId !== (out.conversation?.teamId ?? row.teamId)) for (const r of await conversationRooms(ctx.sql, row)) to.add(r)
+    ctx.events.publish([...to], 'conversation:updated', payload)
+  }
+  if (m.route) {
+    ctx.routing.teams(m.route.teams ?? [])
+    for (const u of m.route.members ?? []) if (u) ctx.routing.member(row.workspaceId, u)
   }
   // null only after a delete, whose caller answers 204 without it.
   return { conversation: out.conversation as ConversationView, changed, result: m.result }
@@ -110,7 +126,7 @@ export async function mutateConversation<T = undefined>(
 
 /** Columns an UPDATE returns for the counter state of the updated row. */
 export const COUNTER_RETURNING = `status, deleted_at IS NOT NULL AS deleted, assigned_agent_id AS "assignedAgentId",
-  channel_id AS "channelId", unread_count AS "unreadCount"`
+  channel_id AS "channelId", unread_count AS "unreadCount", team_id AS "teamId"`
 
 /** `set` is a tagged fragment (sql`pinned = ${pinned}`): values stay parameters. */
 async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState> {
@@ -132,8 +148,9 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     await insertConversation(sql, v, id, ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX)
     return viewAfterChange(sql, id)
   })
-  ctx.events.publish([rooms.workspace(v.workspaceId), rooms.guest(v.guestId)], 'conversation:updated', { conversation })
-  return conversation
+  ctx.events.publish(await conversationRooms(ctx.sql, conversation), 'conversation:updated', { conversation })
+  ctx.routing.teams([conversation.teamId])
+  return { ...conversation, queue: await queueOf(ctx.sql, conversation) }
 }
 
 /**
@@ -146,7 +163,7 @@ export async function insertConversation(
   v: { workspaceId: string; channelId: string; guestId: string },
   id: string,
   maxOpen: number,
-): Promise<string> {
+): Promise<{ createdAt: string; teamId: string | null }> {
   // The guest row is locked so that concurrent creates of one guest count one after another:
   // the cap of open conversations is a count about data, exact under concurrency.
   const [guest] = await sql<{ id: string }[]>`
@@ -160,16 +177,20 @@ export async function insertConversation(
       SELECT 1 FROM conversations WHERE guest_id = ${v.guestId} AND deleted_at IS NULL AND status = 'OPEN' LIMIT ${maxOpen}
     ) o`
   if (open.n >= maxOpen) throw tooManyOpenConversations(maxOpen)
-  const [{ createdAt }] = await sql<{ createdAt: string }[]>`
-    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at)
-    VALUES (${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp())
-    RETURNING created_at AS "createdAt"`
+  // The channel's default team (API.md section 16); an auto-assigning team queues it at once.
+  const [{ createdAt, teamId }] = await sql<{ createdAt: string; teamId: string | null }[]>`
+    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at, team_id, queued_at)
+    SELECT ${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp(),
+           t.id, CASE WHEN t.assignment <> 'manual' THEN clock_timestamp() END
+    FROM channels ch LEFT JOIN teams t ON t.id = ch.default_team_id
+    WHERE ch.id = ${v.channelId}
+    RETURNING created_at AS "createdAt", team_id AS "teamId"`
   await recordCreated(sql, { id, workspaceId: v.workspaceId, channelId: v.channelId }, createdAt)
   // A new conversation has no unread messages: the delta is empty, but it goes through the
   // same function as every other change.
-  const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
+  const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0, teamId } as const
   await applyCountersDelta(sql, v.workspaceId, countersDelta(null, after))
-  return createdAt
+  return { createdAt, teamId }
 }
 
 /** DELETE /conversations/:id: soft delete; leaves every list and count (its mentions' too). */
@@ -193,11 +214,13 @@ export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
     const [agent] = await sql<{ userId: string }[]>`
       SELECT user_id AS "userId" FROM members
       WHERE workspace_id = ${row.workspaceId} AND user_id = ${agentId} AND status = 'active'`
-    if (!agent) throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
+    if (!agent) throw invalidAgent()
     if (row.assignedAgentId === agentId) return {}
-    const after = await update(sql, id, sql`assigned_agent_id = ${agentId}`)
-    await addHistory(sql, row, 'ASSIGNED', agentId, member.userId)
-    return { after }
+    // A manual assignment takes it out of its team's queue (and may exceed capacity).
+    const after = await update(sql, id, sql`assigned_agent_id = ${agentId}, queued_at = NULL`)
+    await recordAssignedFromQueue(sql, row)
+    await addHistory(sql, row, 'ASSIGNED', agentId, member.userId, 'MANUAL')
+    return { after, route: { members: [row.assignedAgentId] } }
   })
 }
 
@@ -206,23 +229,11 @@ export async function unassignAgent(ctx: Ctx, id: string) {
   const member = memberOf(ctx)
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.assignedAgentId === null) return {}
-    const after = await update(sql, id, sql`assigned_agent_id = NULL`)
-    await addHistory(sql, row, 'UNASSIGNED', null, member.userId)
-    return { after }
+    const queue = await afterUnassign(sql, row)
+    const after = await update(sql, id, sql`assigned_agent_id = NULL, queued_at = CASE WHEN ${queue} THEN clock_timestamp() END`)
+    await addHistory(sql, row, 'UNASSIGNED', null, member.userId, 'MANUAL')
+    return { after, route: { teams: [row.teamId], members: [row.assignedAgentId] } }
   })
-}
-
-/**
- * A history entry whose previous agent is the locked row's. Its time is taken under the row lock
- * and kept strictly after the conversation's previous entry, so "newest first" is the lock order
- * even when the transactions started in another order.
- */
-async function addHistory(sql: Sql, row: LockedConversation, action: AssignmentAction, agentId: string | null, by: string) {
-  await sql`
-    INSERT INTO assignment_history (id, workspace_id, conversation_id, action, agent_id, previous_agent_id, by_user_id, created_at)
-    SELECT ${randomUUID()}, ${row.workspaceId}, ${row.id}, ${action}, ${agentId}, ${row.assignedAgentId}, ${by},
-           GREATEST(clock_timestamp(), COALESCE(max(h.created_at) + interval '1 microsecond', '-infinity'))
-    FROM assignment_history h WHERE h.conversation_id = ${row.id}`
 }
 
 /** GET /:id/assignment-history, newest first. */
@@ -230,7 +241,7 @@ export async function assignmentHistory(ctx: Ctx, id: string): Promise<HistoryEn
   // Visibility only: the primary-key lookup, not the joined view.
   await findConversationForCaller(ctx, id)
   const rows = await ctx.sql<HistoryEntryView[]>`
-    SELECT action, agent_id AS "agentId", previous_agent_id AS "previousAgentId", by_user_id AS "byUserId", created_at AS at
+    SELECT action, agent_id AS "agentId", previous_agent_id AS "previousAgentId", by_user_id AS "byUserId", reason, created_at AS at
     FROM assignment_history WHERE conversation_id = ${id}
     ORDER BY created_at DESC, id DESC`
   return rows.map((r) => ({ ...r, at: iso(r.at) }))
@@ -260,11 +271,12 @@ export async function markSeen(ctx: Ctx, id: string) {
 export async function closeConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status !== 'OPEN') return {}
+    // A closed conversation waits for no one: it leaves the queue; its assignee has a slot free.
     const [after] = await sql<(CounterState & { closedAt: string })[]>`
-      UPDATE conversations SET status = 'RESOLVED', closed_at = clock_timestamp(), updated_at = clock_timestamp() WHERE id = ${id}
+      UPDATE conversations SET status = 'RESOLVED', closed_at = clock_timestamp(), updated_at = clock_timestamp(), queued_at = NULL WHERE id = ${id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}, closed_at AS "closedAt"`
     await recordResolved(sql, row, after.closedAt)
-    return { after }
+    return { after, route: { members: [row.assignedAgentId] } }
   })
 }
 
@@ -276,7 +288,8 @@ export async function reopenConversation(ctx: Ctx, id: string) {
       UPDATE conversations SET status = 'OPEN', closed_at = NULL, updated_at = clock_timestamp() WHERE id = ${id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}, updated_at AS at`
     await recordReopened(sql, row, after.at)
-    return { after }
+    const requeued = await queueOnReopen(sql, row)
+    return { after: requeued ?? after, route: { teams: [row.teamId] } }
   })
 }
 
@@ -285,5 +298,26 @@ export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.pinned === pinned) return {}
     return { after: await update(sql, id, sql`pinned = ${pinned}`) }
+  })
+}
+
+/**
+ * PATCH /:id/team (API.md section 16): moves it to `teamId` (a team of the workspace, or null;
+ * else 400 INVALID_TEAM). The assignee stays only if they belong to the new team; an unassigned
+ * conversation of an auto-assigning team is queued.
+ */
+export async function setConversationTeam(ctx: Ctx, id: string, teamId: string | null) {
+  const member = memberOf(ctx)
+  return mutateConversation(ctx, id, async (sql, row) => {
+    let team: string | null = null
+    if (teamId !== null) {
+      if (!isUuid(teamId)) throw invalidTeam()
+      const [t] = await sql<{ id: string }[]>`SELECT id FROM teams WHERE id = ${teamId.toLowerCase()} AND workspace_id = ${row.workspaceId}`
+      if (!t) throw invalidTeam()
+      team = t.id
+    }
+    if (row.teamId === team) return {}
+    const after = await queueOnTeamChange(sql, row, team, member.userId)
+    return { after, route: { teams: [team], members: [row.assignedAgentId] } }
   })
 }

@@ -4,6 +4,7 @@ import type { Query, Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
 import { badRequest, guestNotFound, invalidCursor } from '../errors.js'
 import { isUuid } from '../uuid.js'
+import { hiddenTeams, teamVisible } from './visibility.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -34,6 +35,8 @@ export interface ListQuery {
   sortOrder?: SortOrder
   /** Only on /Myconversation. RESOLVED and CLOSED both mean "closed" (CLOSED is the legacy spelling). */
   status?: ConversationStatus
+  /** A team id, or `none` (no team). */
+  teamId?: string
 }
 
 export interface ListCaller {
@@ -71,10 +74,13 @@ export interface Resolved {
   unassignedOnly: boolean
   channelId?: string
   status?: ConversationStatus
+  teamId?: string
+  /** Private teams the caller may not see (src/conversations/visibility.ts). */
+  hidden: string[]
 }
 
 /** The list's effective parameters (defaults applied). */
-export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): Resolved {
+export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery, hidden: string[] = []): Resolved {
   const sortBy = q.sortBy ?? (kind === 'closed' ? 'closedAt' : 'lastMessageAt')
   if (sortBy === 'closedAt' && kind !== 'closed') throw badRequest("field 'sortBy' in querystring must be lastMessageAt, createdAt or updatedAt")
   return {
@@ -86,6 +92,8 @@ export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): R
     unassignedOnly: q.unassignedOnly ?? false,
     channelId: q.channelId?.toLowerCase(),
     status: kind === 'mine' ? q.status : undefined,
+    teamId: q.teamId?.toLowerCase(),
+    hidden,
   }
 }
 
@@ -101,6 +109,7 @@ function cursorParams(r: Resolved): CursorParams {
     ua: r.unassignedOnly,
     ch: r.channelId ?? null,
     st: r.status ?? null,
+    ...(r.teamId ? { tm: r.teamId } : {}),
   }
 }
 
@@ -130,11 +139,12 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const unassigned = r.unassignedOnly ? sql`AND c.assigned_agent_id IS NULL` : sql``
   const read = r.readStatus === 'read' ? sql`AND c.unread_count = 0` : r.readStatus === 'unread' ? sql`AND c.unread_count > 0` : sql``
   const after = section.after ? sql`AND (${t}, c.id) ${cmp} (${section.after.t}::timestamptz, ${section.after.id}::uuid)` : sql``
+  const team = r.teamId === 'none' ? sql`AND c.team_id IS NULL` : r.teamId ? sql`AND c.team_id = ${r.teamId}::uuid` : sql``
   return sql<ListRow[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL AND ${scope}
-      ${pinned} ${channel} ${unassigned} ${read} ${after}
+      ${pinned} ${channel} ${unassigned} ${read} ${team} ${teamVisible(sql, r.hidden)} ${after}
     ORDER BY ${t} ${dir}, c.id ${dir}
     LIMIT ${lit(sql, limit)}`
 }
@@ -175,7 +185,7 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
   const { sql } = ctx
   const codec = ctx.cursor
   const { workspaceId, userId } = memberOf(ctx)
-  const r = resolveList(kind, { workspaceId, userId }, q)
+  const r = resolveList(kind, { workspaceId, userId }, q, await hiddenTeams(ctx))
   const params = cursorParams(r)
   const at = q.cursor ? decodeKey(codec, q.cursor, params, pinnedFirst(kind)) : undefined
   const want = q.limit + 1 // one more than the page tells whether another page exists
@@ -196,12 +206,12 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
 }
 
 /** That guest's conversations (any status, not deleted), newest first. */
-export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
+export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number, hidden: string[] = []) {
   const cond = after ? sql`AND (c.created_at, c.id) < (${after.t}::timestamptz, ${after.id}::uuid)` : sql``
   return sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}
     FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${cond}
+    WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${teamVisible(sql, hidden)} ${cond}
     ORDER BY c.created_at DESC, c.id DESC
     LIMIT ${lit(sql, limit)}`
 }
@@ -227,7 +237,7 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
   const codec = ctx.cursor
   const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
   const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
-  const rows = await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)
+  const rows = await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1, await hiddenTeams(ctx))
   const page = rows.slice(0, q.limit)
   const last = page[page.length - 1]
   const nextCursor = rows.length > q.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null

@@ -10,6 +10,7 @@ import { recordMessage, recordReopened } from '../analytics/record.js'
 import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, mutateConversation } from './lifecycle.js'
+import { queueOnReopen } from '../teams/rules.js'
 import type { CounterState } from './counters.js'
 import { MESSAGE_COLUMNS, toMessageView, type MessageRecord } from './view.js'
 import { audienceOf, messageRooms, visibleMessages } from './visibility.js'
@@ -114,9 +115,11 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
         updated_at = clock_timestamp()
       WHERE id = ${row.id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
+    // A reopen keeps the assignee only if still an active member of its team (docs/routing.md).
+    const requeued = reopen ? await queueOnReopen(sql, row) : null
     // The message event tells clients about the new message; conversation:updated only when
     // the conversation's state changed beyond it (a guest message reopening it).
-    return { after, result: { message, created: true }, publishUpdate: reopen }
+    return { after: requeued ?? after, result: { message, created: true }, publishUpdate: reopen, route: reopen ? { teams: [row.teamId] } : undefined }
   })
 
   const result = out.result!

@@ -15,13 +15,14 @@ export const CONVERSATION_SELECT = `
   c.status, c.pinned, c.assigned_agent_id AS "assignedAgentId", c.unread_count AS "unreadCount",
   c.last_message_at AS "lastMessageAt", c.last_message_preview AS "lastMessagePreview",
   c.created_at AS "createdAt", c.updated_at AS "updatedAt", c.closed_at AS "closedAt",
-  c.deleted_at AS "deletedAt",
-  g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName"`
+  c.deleted_at AS "deletedAt", c.team_id AS "teamId", c.queued_at AS "queuedAt",
+  g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName", tt.name AS "teamName"`
 
 export const CONVERSATION_FROM = `
   conversations c
   JOIN guests g ON g.id = c.guest_id
-  LEFT JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = c.assigned_agent_id`
+  LEFT JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = c.assigned_agent_id
+  LEFT JOIN teams tt ON tt.id = c.team_id`
 
 /** A row of CONVERSATION_SELECT: the conversation's columns plus the joined names. */
 export type ConversationRecord = Pick<
@@ -40,12 +41,15 @@ export type ConversationRecord = Pick<
   | 'updatedAt'
   | 'closedAt'
   | 'deletedAt'
+  | 'teamId'
+  | 'queuedAt'
 > & {
   guestName: string
   /** Null until the guest gives an address. */
   guestEmail: string | null
   /** Null when unassigned, or when the assigned member was removed since. */
   agentName: string | null
+  teamName: string | null
 }
 
 /**
@@ -77,6 +81,9 @@ export function toConversationView(r: ConversationRecord): ConversationView {
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
     closedAt: iso(r.closedAt),
+    teamId: r.teamId,
+    team: r.teamId ? { id: r.teamId, name: r.teamName ?? '' } : null,
+    queuedAt: iso(r.queuedAt),
   }
 }
 

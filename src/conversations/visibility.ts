@@ -27,3 +27,52 @@ export function visibleMessages(sql: Sql, audience: Audience): Fragment {
 export function messageRooms(conversation: { workspaceId: string; guestId: string }, message: { private: boolean }): string[] {
   return message.private ? [rooms.workspace(conversation.workspaceId)] : [rooms.workspace(conversation.workspaceId), rooms.guest(conversation.guestId)]
 }
+
+/*
+ * Private teams (API.md section 16): a private team's conversations are seen only by the team's
+ * members and by owners and admins. The rule is here once: `hiddenTeams` names what a caller may
+ * not see, `teamVisible` filters a conversation query on it, `conversationRooms` picks the
+ * sockets an event about a conversation may reach.
+ */
+
+/** The private teams whose conversations the caller may not see (none for owners, admins and visitors). */
+export async function hiddenTeams(ctx: { sql: Sql; caller: Caller }): Promise<string[]> {
+  const c = ctx.caller
+  if (c.kind !== 'member' || c.role !== 'agent') return []
+  const rows = await ctx.sql<{ id: string }[]>`
+    SELECT t.id FROM teams t
+    WHERE t.workspace_id = ${c.workspaceId} AND t.private
+      AND NOT EXISTS (SELECT 1 FROM team_members tm WHERE tm.team_id = t.id AND tm.user_id = ${c.userId})`
+  return rows.map((r) => r.id)
+}
+
+/** The condition on a conversation aliased `alias` that leaves out `hidden` teams' conversations. */
+export function teamVisible(sql: Sql, hidden: string[], alias = 'c'): Fragment {
+  if (hidden.length === 0) return sql``
+  const col = sql.unsafe(`${alias}.team_id`)
+  return sql`AND (${col} IS NULL OR NOT (${col} = ANY(${hidden}::uuid[])))`
+}
+
+/**
+ * The rooms an event about a conversation goes to: its workspace's members (or, for a private
+ * team's, that team's members and the owners and admins, one member room each) and, unless
+ * `membersOnly`, its guest.
+ */
+export async function conversationRooms(
+  sql: Sql,
+  conversation: { workspaceId: string; guestId: string; teamId?: string | null },
+  membersOnly = false,
+): Promise<string[]> {
+  const guest = membersOnly ? [] : [rooms.guest(conversation.guestId)]
+  if (!conversation.teamId) return [rooms.workspace(conversation.workspaceId), ...guest]
+  const viewers = await sql<{ userId: string; private: boolean }[]>`
+    SELECT m.user_id AS "userId", t.private FROM teams t
+    JOIN members m ON m.workspace_id = t.workspace_id
+    WHERE t.id = ${conversation.teamId} AND t.private
+      AND (m.role IN ('owner', 'admin') OR EXISTS (SELECT 1 FROM team_members tm WHERE tm.team_id = t.id AND tm.user_id = m.user_id))`
+  if (viewers.length === 0) {
+    const [team] = await sql<{ private: boolean }[]>`SELECT private FROM teams WHERE id = ${conversation.teamId}`
+    if (!team?.private) return [rooms.workspace(conversation.workspaceId), ...guest]
+  }
+  return [...viewers.map((v) => rooms.member(conversation.workspaceId, v.userId)), ...guest]
+}

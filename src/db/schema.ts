@@ -37,6 +37,12 @@ export type ConversationStatus = (typeof conversationStatus)[number]
 export const senderTypes = ['GUEST', 'AGENT', 'SYSTEM'] as const
 export const assignmentActions = ['ASSIGNED', 'UNASSIGNED'] as const
 export type AssignmentAction = (typeof assignmentActions)[number]
+/** Why an assignment changed (API.md section 16); null on entries written before teams existed. */
+export const assignmentReasons = ['MANUAL', 'AUTO', 'TEAM_CHANGED', 'MEMBER_REMOVED', 'REOPENED'] as const
+export type AssignmentReason = (typeof assignmentReasons)[number]
+/** How a team hands out its conversations (docs/routing.md). */
+export const teamAssignments = ['manual', 'round_robin', 'balanced'] as const
+export type TeamAssignment = (typeof teamAssignments)[number]
 export const billingProviders = ['provider-a', 'provider-b'] as const
 export type BillingProvider = (typeof billingProviders)[number]
 export const subscriptionStatuses = ['none', 'active', 'past_due', 'canceled'] as const
@@ -118,6 +124,8 @@ export const channels = pgTable(
     sessionEpoch: integer('session_epoch').notNull().default(0),
     /** The widget settings a PATCH named (API.md section 14); src/support/widget-settings.ts fills in the defaults on read. */
     widget: jsonb('widget').notNull().default(sql`'{}'::jsonb`),
+    /** The team a conversation created on this channel belongs to (API.md section 16). */
+    defaultTeamId: uuid('default_team_id').references(() => teams.id, { onDelete: 'set null' }),
     createdAt: createdAt(),
   },
   (t) => [
@@ -192,6 +200,10 @@ export const conversations = pgTable(
     lastPublicSender: text('last_public_sender', { enum: senderTypes }),
     /** Public messages (notes and system messages never): also the sequence of message events. */
     publicMessages: integer('public_messages').notNull().default(0),
+    /** Its team (API.md section 16); null: none. */
+    teamId: uuid('team_id').references(() => teams.id, { onDelete: 'set null' }),
+    /** When it started waiting in its team's queue; null when not waiting (docs/routing.md). */
+    queuedAt: ts('queued_at'),
   },
   (t) => {
     const live = sql`${t.deletedAt} IS NULL`
@@ -227,6 +239,12 @@ export const conversations = pgTable(
         .where(open),
       // serves: GET /analytics/conversations.csv (created in the range, oldest first)
       index('conv_created_idx').on(t.workspaceId, t.createdAt, t.id).where(live),
+      // serves: routing (a team's queue, oldest first), GET /teams/:id/queue, the visitor's position
+      index('conv_team_queue_idx').on(t.teamId, t.queuedAt, t.id).where(sql`${t.deletedAt} IS NULL AND ${t.queuedAt} IS NOT NULL`),
+      // serves: a team's deletion (its conversations leave it), closed lists by team
+      index('conv_team_idx').on(t.teamId).where(sql`${t.teamId} IS NOT NULL`),
+      // serves: GET /conversations?teamId= sorted by lastMessageAt (the default)
+      index('conv_open_team_last_msg_idx').on(t.workspaceId, t.teamId, t.pinned, t.lastMessageAt, t.id).where(open),
     ]
   },
 )
@@ -298,6 +316,8 @@ export const assignmentHistory = pgTable(
     agentId: text('agent_id'),
     previousAgentId: text('previous_agent_id'),
     byUserId: text('by_user_id'),
+    /** Why (API.md section 16); null on entries older than teams. */
+    reason: text('reason', { enum: assignmentReasons }),
     at: createdAt(),
   },
   // serves: GET /conversations/:id/assignment-history (newest first)
@@ -604,4 +624,61 @@ export const csatRatings = pgTable(
     // serves: analytics aggregates of ratings by workspace and time
     index('csat_workspace_updated_idx').on(t.workspaceId, t.updatedAt),
   ],
+)
+
+/** Teams (API.md section 16, src/teams/). */
+export const teams = pgTable(
+  'teams',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description'),
+    assignment: text('assignment', { enum: teamAssignments }).notNull().default('manual'),
+    /** OPEN conversations a member may hold before routing skips them; null: no limit. */
+    capacity: integer('capacity'),
+    private: boolean('private').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // serves: GET /teams (by name), TEAM_NAME_TAKEN (case-insensitive)
+    uniqueIndex('teams_name_uq').on(t.workspaceId, sql`lower(${t.name})`),
+  ],
+)
+
+export const teamMembers = pgTable(
+  'team_members',
+  {
+    teamId: uuid('team_id').notNull().references(() => teams.id, { onDelete: 'cascade' }),
+    workspaceId: uuid('workspace_id').notNull(),
+    userId: text('user_id').notNull(),
+    /** Overrides the team's capacity; null: the team's. */
+    capacity: integer('capacity'),
+    /** The last automatic assignment to this member in this team: round_robin's stored order. */
+    lastAssignedAt: ts('last_assigned_at'),
+    joinedAt: ts('joined_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // serves: a team's members (routing, the team view)
+    primaryKey({ columns: [t.teamId, t.userId] }),
+    // serves: a member's teams (routing when they come online or free a slot, private-team visibility)
+    index('team_members_user_idx').on(t.workspaceId, t.userId),
+  ],
+)
+
+/**
+ * Each time a conversation left a team's queue for an assignee (automatically or by hand): the
+ * visitor's estimatedWaitSeconds is the median wait of the last 24 hours.
+ */
+export const queueExits = pgTable(
+  'queue_exits',
+  {
+    teamId: uuid('team_id').notNull().references(() => teams.id, { onDelete: 'cascade' }),
+    conversationId: uuid('conversation_id').notNull(),
+    waitSeconds: doublePrecision('wait_seconds').notNull(),
+    at: createdAt(),
+  },
+  // serves: estimatedWaitSeconds (the team's exits of the last 24 hours)
+  (t) => [index('queue_exits_team_idx').on(t.teamId, t.at)],
 )

@@ -24,6 +24,8 @@ export function startSockets(opts: {
   /** What visitor:updated payloads read (the same presence, as the API reads it). */
   reader: PresenceReader
   auth: Parameters<typeof authenticate>[1]
+  /** Tells the API's routers a member came online (src/signals.ts). */
+  memberOnline?: (signal: { workspaceId: string; userId: string }) => void
 }) {
   const { config, log, httpServer } = opts
   const { heartbeatMs } = presenceTimings(config)
@@ -45,6 +47,7 @@ export function startSockets(opts: {
       if (!change) return
       log.debug({ workspaceId: change.workspaceId, userId: change.userId, status: change.status }, 'presence changed')
       io.to(rooms.workspace(change.workspaceId)).emit('user:presence', { userId: change.userId, status: change.status, at: change.at })
+      if (change.status === 'online') opts.memberOnline?.({ workspaceId: change.workspaceId, userId: change.userId })
     },
     announceVisitor: (workspaceId, guestId) => {
       loadVisitor({ sql: opts.sql, presence: opts.reader, log }, workspaceId, guestId).then(

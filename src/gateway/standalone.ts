@@ -13,6 +13,7 @@ import { socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { redisPresenceReader } from '../presence.js'
 import { waitReady } from '../redis.js'
+import { createRedisSignals } from '../signals.js'
 import { PresenceStore } from './presence.js'
 import { startSockets } from './sockets.js'
 import { presenceTimings } from './timings.js'
@@ -65,6 +66,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
   }
 
   const httpServer = createServer(healthEndpoint({ sql, redis: pub, config }))
+  const signals = createRedisSignals(pub, config.REDIS_PREFIX, log)
   const core = startSockets({
     config,
     log,
@@ -73,6 +75,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
     presence: new PresenceStore({ redis: pub, prefix: config.REDIS_PREFIX, gatewayId, entryTtlMs }),
     reader: redisPresenceReader(pub, config.REDIS_PREFIX),
+    memberOnline: signals.memberOnline,
     auth: { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) },
   })
   let closed: Promise<void> | undefined

@@ -39,7 +39,7 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
   const email = input.email?.trim()
   const out = await ctx.sql.begin(async (tx) => {
     await lockCountersShared(tx, v.workspaceId)
-    const createdAt = await insertConversation(tx, v, id, ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX)
+    const { createdAt, teamId } = await insertConversation(tx, v, id, ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX)
     const [guest] = await tx<{ name: string }[]>`
       UPDATE guests SET
         email = COALESCE(${email ?? null}, email),
@@ -58,7 +58,7 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
       UPDATE conversations SET last_message_at = ${message.createdAt}::timestamptz, last_message_preview = left(${input.body}, ${PREVIEW_LENGTH}),
         unread_count = 1, updated_at = clock_timestamp()
       WHERE id = ${id}`
-    const before = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0 } as const
+    const before = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0, teamId } as const
     await applyCountersDelta(tx, v.workspaceId, countersDelta(before, { ...before, unreadCount: 1 }))
     let mailsQueued = 0
     if (!someoneOnline) {
@@ -79,5 +79,6 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
   ctx.events.publish(targets, 'conversation:updated', { conversation: out.conversation })
   ctx.events.publish(targets, 'message:new', { conversationId: id, message: out.message })
   if (out.mailsQueued > 0) ctx.jobs.wake(OFFLINE_MAIL_QUEUE)
+  ctx.routing.teams([out.conversation.teamId])
   return { conversation: out.conversation, mailsQueued: out.mailsQueued }
 }

@@ -1,0 +1,194 @@
+import type { Deps } from '../context.js'
+import type { Sql } from '../db/client.js'
+import type { TeamAssignment } from '../db/schema.js'
+import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from '../conversations/counters.js'
+import { addHistory } from '../conversations/history.js'
+import { conversationRooms } from '../conversations/visibility.js'
+import { findConversationView } from '../conversations/view.js'
+import { rooms } from '../events.js'
+import { estimatedWait, POSITION_EVENTS_MAX, recordQueueExit } from './queue.js'
+
+/**
+ * Routing (API.md section 16, docs/routing.md): hands a team's queued conversations to its
+ * eligible members. Everything that decides is in the database, so any replica may route any team
+ * and a restart loses nothing:
+ *
+ * - one transaction per team pass: the workspace's counter lock (shared, as every writer), the
+ *   team's advisory lock (transaction-scoped: passes of one team run one after another, on any
+ *   replica), then the candidates' member rows FOR NO KEY UPDATE in userId order (a member of
+ *   two teams is counted by one pass at a time, so capacity holds across teams), their OPEN
+ *   counts, then the queue's head, oldest first, FOR UPDATE;
+ * - round_robin's order is team_members.last_assigned_at, written in the same transaction;
+ * - presence (who is online) is read before the transaction: it only narrows the candidates,
+ *   the invariants (never twice, never over capacity) hold on the locked rows whatever it says.
+ */
+
+export type RoutingDeps = Pick<Deps, 'sql' | 'presence' | 'events' | 'log'>
+
+const teamLockKey = (teamId: string) => `parley:routing:${teamId}`
+
+interface Candidate {
+  userId: string
+  capacity: number | null
+  lastAssignedAt: string | null
+  open: number
+}
+
+interface QueuedRow extends CounterState {
+  id: string
+  workspaceId: string
+  guestId: string
+  queuedAt: string
+}
+
+/** Who gets the next conversation among `eligible` (non-empty): section 16's two rules, ties by userId. */
+export function pick(mode: Exclude<TeamAssignment, 'manual'>, eligible: Candidate[]): Candidate {
+  const byOrder = (a: Candidate, b: Candidate) => {
+    if (a.lastAssignedAt !== b.lastAssignedAt) {
+      if (a.lastAssignedAt === null) return -1
+      if (b.lastAssignedAt === null) return 1
+      return a.lastAssignedAt < b.lastAssignedAt ? -1 : 1
+    }
+    return a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0
+  }
+  const sorted = [...eligible].sort(mode === 'balanced' ? (a, b) => a.open - b.open || byOrder(a, b) : byOrder)
+  return sorted[0]
+}
+
+const hasRoom = (c: Candidate) => c.capacity === null || c.open < c.capacity
+
+/** Assignments of one pass, for the events after commit. */
+interface PassResult {
+  workspaceId: string
+  assigned: { id: string; guestId: string }[]
+}
+
+/**
+ * One pass over `teamId`'s queue: assigns as many queued conversations, oldest first, as its
+ * online members have room for. Returns how many it assigned.
+ */
+export async function routeTeam(deps: RoutingDeps, teamId: string): Promise<number> {
+  const { sql } = deps
+  const [team] = await sql<{ workspaceId: string; assignment: TeamAssignment; queued: boolean }[]>`
+    SELECT workspace_id AS "workspaceId", assignment,
+           EXISTS (SELECT 1 FROM conversations c WHERE c.team_id = t.id AND c.queued_at IS NOT NULL AND c.deleted_at IS NULL) AS queued
+    FROM teams t WHERE id = ${teamId}`
+  if (!team || team.assignment === 'manual' || !team.queued) return 0
+  const members = await sql<{ userId: string }[]>`
+    SELECT tm.user_id AS "userId" FROM team_members tm
+    JOIN members m ON m.workspace_id = tm.workspace_id AND m.user_id = tm.user_id
+    WHERE tm.team_id = ${teamId} AND m.status = 'active'`
+  if (members.length === 0) return 0
+  const presence = await deps.presence.read(team.workspaceId, members.map((m) => m.userId))
+  const online = members.map((m) => m.userId).filter((u) => presence[u] === 'online')
+  if (online.length === 0) return 0
+
+  const result = await sql.begin(async (tx) => passInTransaction(tx, teamId, team.workspaceId, online))
+  if (result.assigned.length > 0) await announce(deps, teamId, result)
+  return result.assigned.length
+}
+
+async function passInTransaction(tx: Sql, teamId: string, workspaceId: string, online: string[]): Promise<PassResult> {
+  const out: PassResult = { workspaceId, assigned: [] }
+  await lockCountersShared(tx, workspaceId)
+  await tx`SELECT pg_advisory_xact_lock(hashtextextended(${teamLockKey(teamId)}, 0))`
+  // Read again under the lock: the team may have changed mode or gone since.
+  const [team] = await tx<{ assignment: TeamAssignment; capacity: number | null }[]>`
+    SELECT assignment, capacity FROM teams WHERE id = ${teamId}`
+  if (!team || team.assignment === 'manual') return out
+  const mode = team.assignment
+  const candidates = await tx<Candidate[]>`
+    SELECT m.user_id AS "userId", COALESCE(tm.capacity, ${team.capacity}::int) AS capacity,
+           tm.last_assigned_at AS "lastAssignedAt", 0 AS open
+    FROM team_members tm JOIN members m ON m.workspace_id = tm.workspace_id AND m.user_id = tm.user_id
+    WHERE tm.team_id = ${teamId} AND m.status = 'active' AND m.user_id = ANY(${online}::text[])
+    ORDER BY m.user_id
+    FOR NO KEY UPDATE OF m`
+  if (candidates.length === 0) return out
+  // conv_open_unread_idx: each candidate's OPEN conversations in the workspace, every team's.
+  const counts = await tx<{ userId: string; n: number }[]>`
+    SELECT assigned_agent_id AS "userId", count(*)::int AS n FROM conversations
+    WHERE workspace_id = ${workspaceId} AND status = 'OPEN' AND deleted_at IS NULL
+      AND assigned_agent_id = ANY(${candidates.map((c) => c.userId)}::text[])
+    GROUP BY assigned_agent_id`
+  const byUser = new Map(candidates.map((c) => [c.userId, c]))
+  for (const r of counts) byUser.get(r.userId)!.open = r.n
+  const room = candidates.reduce((n, c) => n + (c.capacity === null ? 1000 : Math.max(0, c.capacity - c.open)), 0)
+  if (room === 0) return out
+  const queue = await tx<QueuedRow[]>`
+    SELECT id, workspace_id AS "workspaceId", guest_id AS "guestId", queued_at AS "queuedAt",
+           status, deleted_at IS NOT NULL AS deleted, assigned_agent_id AS "assignedAgentId",
+           channel_id AS "channelId", unread_count AS "unreadCount", team_id AS "teamId"
+    FROM conversations
+    WHERE team_id = ${teamId} AND queued_at IS NOT NULL AND deleted_at IS NULL
+    ORDER BY queued_at, id
+    LIMIT ${Math.min(room, 500)}
+    FOR UPDATE`
+  for (const row of queue) {
+    const eligible = candidates.filter(hasRoom)
+    if (eligible.length === 0) break
+    const chosen = pick(mode, eligible)
+    const [after] = await tx<CounterState[]>`
+      UPDATE conversations SET assigned_agent_id = ${chosen.userId}, queued_at = NULL, updated_at = clock_timestamp()
+      WHERE id = ${row.id}
+      RETURNING status, deleted_at IS NOT NULL AS deleted, assigned_agent_id AS "assignedAgentId",
+                channel_id AS "channelId", unread_count AS "unreadCount", team_id AS "teamId"`
+    await applyCountersDelta(tx, workspaceId, countersDelta(row, after))
+    await addHistory(tx, row, 'ASSIGNED', chosen.userId, null, 'AUTO')
+    await recordQueueExit(tx, teamId, row.id, row.queuedAt)
+    const [stamp] = await tx<{ at: string }[]>`
+      UPDATE team_members SET last_assigned_at = GREATEST(clock_timestamp(), COALESCE(last_assigned_at + interval '1 microsecond', '-infinity'))
+      WHERE team_id = ${teamId} AND user_id = ${chosen.userId}
+      RETURNING last_assigned_at AS at`
+    chosen.lastAssignedAt = stamp.at
+    chosen.open++
+    out.assigned.push({ id: row.id, guestId: row.guestId })
+  }
+  return out
+}
+
+/**
+ * After commit: conversation:updated for each assigned conversation, and for the conversations
+ * still queued within the first POSITION_EVENTS_MAX places, whose position moved, to their
+ * visitor with `queue`.
+ */
+async function announce(deps: RoutingDeps, teamId: string, pass: PassResult) {
+  const { sql, events } = deps
+  for (const a of pass.assigned) {
+    const conversation = await findConversationView(sql, a.id)
+    if (!conversation) continue
+    const to = await conversationRooms(sql, { workspaceId: pass.workspaceId, guestId: a.guestId, teamId })
+    events.publish(to, 'conversation:updated', { conversation: { ...conversation, queue: null } })
+  }
+  await announcePositions(deps, teamId)
+}
+
+/** Tells the first POSITION_EVENTS_MAX queued visitors of `teamId` their place. */
+export async function announcePositions(deps: RoutingDeps, teamId: string) {
+  const { sql, events } = deps
+  const head = await sql<{ id: string; guestId: string }[]>`
+    SELECT id, guest_id AS "guestId" FROM conversations
+    WHERE team_id = ${teamId} AND queued_at IS NOT NULL AND deleted_at IS NULL
+    ORDER BY queued_at, id LIMIT ${POSITION_EVENTS_MAX}`
+  if (head.length === 0) return
+  const estimatedWaitSeconds = await estimatedWait(sql, teamId)
+  for (const [i, h] of head.entries()) {
+    const conversation = await findConversationView(sql, h.id)
+    if (!conversation || !conversation.queuedAt) continue
+    events.publish([rooms.guest(h.guestId)], 'conversation:updated', { conversation: { ...conversation, queue: { position: i + 1, estimatedWaitSeconds } } })
+  }
+}
+
+/** Every team with a non-empty queue (conv_team_queue_idx). */
+export async function queuedTeams(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ teamId: string }[]>`
+    SELECT DISTINCT team_id AS "teamId" FROM conversations WHERE queued_at IS NOT NULL AND deleted_at IS NULL AND team_id IS NOT NULL`
+  return rows.map((r) => r.teamId)
+}
+
+/** The teams of a member (team_members_user_idx). */
+export async function teamsOf(sql: Sql, workspaceId: string, userId: string): Promise<string[]> {
+  const rows = await sql<{ teamId: string }[]>`
+    SELECT team_id AS "teamId" FROM team_members WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`
+  return rows.map((r) => r.teamId)
+}
