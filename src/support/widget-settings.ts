@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { WidgetPatchInput, WidgetSettingsView } from '../../schemas/channels.js'
 import { checkChannelToken } from '../auth/channel-token.js'
 import type { Ctx } from '../context.js'
-import { weekDays, type WeekDay } from '../db/schema.js'
+import { weekDays, type channels, type WeekDay } from '../db/schema.js'
 import { badRequest, channelNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
 
@@ -146,14 +146,7 @@ async function readFacts(ctx: Ctx, id: string): Promise<Facts> {
   return { channel, online: channel?.active ? await someoneOnline(ctx, channel.workspaceId) : false }
 }
 
-interface WidgetChannel {
-  workspaceId: string
-  name: string
-  active: boolean
-  requireChannelToken: boolean
-  channelToken: string
-  widget: unknown
-}
+type WidgetChannel = Pick<typeof channels.$inferSelect, 'workspaceId' | 'name' | 'active' | 'requireChannelToken' | 'channelToken' | 'widget'>
 
 /**
  * GET /support/widget/:channelId: what the widget needs before it opens. One primary-key read
