@@ -64,8 +64,12 @@ export function onConnection(parts: Parts, socket: Socket) {
   })
 }
 
+/**
+ * A visitor's transition found by the heartbeat (online again after a presence failure, offline
+ * after its gateway died and the TTL passed): announced like any update, at most one a second.
+ */
 export const announceVisitorChange = (parts: Parts) => (change: VisitorChange | null) => {
-  if (change) parts.announceVisitor(change.workspaceId, change.guestId)
+  if (change) parts.visitors.update(change.workspaceId, change.guestId)
 }
 
 /** page:visit calls a socket may send to Redis per window (the shared one-a-second gate drops the rest). */
@@ -91,16 +95,27 @@ export function pageVisitOf(payload: unknown): { url: string; title: string } | 
 
 /**
  * A visitor's socket: it counts as online (lastSeenAt moves), sends page visits, and goes offline
- * with its last socket; each transition and recorded page reaches the workspace as visitor:updated.
+ * with its last socket; each transition and recorded page reaches the workspace as visitor:updated,
+ * debounced (src/gateway/visitor-announcer.ts): a socket that closes and comes back within the
+ * offline delay announces nothing.
  */
 function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPrincipal, { kind: 'visitor' }>) {
   const { log, presence, closing, sql } = parts
   const { workspaceId, guestId } = who
-  const announce = announceVisitorChange(parts)
-  touchLastSeen(sql, guestId)
-    .catch((err: Error) => log.warn({ err: { message: err.message } }, 'lastSeenAt not updated'))
-    .then(() => presence.addVisitor(workspaceId, guestId, socket.id))
-    .then(announce, (err: Error) => presenceFailed(log, err)) // the next heartbeat records it
+  const touch = () => touchLastSeen(sql, guestId).catch((err: Error) => log.warn({ err: { message: err.message } }, 'lastSeenAt not updated'))
+  presence.addVisitor(workspaceId, guestId, socket.id).then(
+    async (change) => {
+      // Back within the offline delay: members never heard it leave, so nothing is announced,
+      // and lastSeenAt (moved at the connection before) is left alone.
+      if (parts.visitors.reconnected(guestId)) return
+      await touch()
+      if (change) parts.visitors.update(workspaceId, guestId)
+    },
+    async (err: Error) => {
+      presenceFailed(log, err) // the next heartbeat records it
+      await touch()
+    },
+  )
 
   const allow = socketWindow(PAGE_VISIT_LIMIT)
   socket.on('page:visit', (payload: unknown, ack?: unknown) => {
@@ -109,7 +124,7 @@ function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPr
     if (!visit || !allow()) return reply({ ok: false, recorded: false })
     presence.recordPageVisit(guestId, visit).then(
       (recorded) => {
-        if (recorded) parts.announceVisitor(workspaceId, guestId)
+        if (recorded) parts.visitors.update(workspaceId, guestId)
         reply({ ok: true, recorded: recorded !== null })
       },
       (err: Error) => {
@@ -121,7 +136,12 @@ function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPr
 
   socket.on('disconnect', () => {
     if (closing.value) return
-    presence.removeVisitor(workspaceId, guestId, socket.id).then(announce, (err: Error) => presenceFailed(log, err))
+    presence.removeVisitor(workspaceId, guestId, socket.id).then(
+      (change) => {
+        if (change?.status === 'offline') parts.visitors.offline(workspaceId, guestId)
+      },
+      (err: Error) => presenceFailed(log, err),
+    )
   })
 }
 

@@ -69,9 +69,12 @@ t.test('a visitor comes online, changes page, goes offline: visitor:updated to t
   socket.disconnect()
   await new Promise((r) => setTimeout(r, 300))
   t.equal(events.filter((e) => e.visitor.id === guest.guestId && !e.visitor.online).length, before, 'one tab of two closing: still online')
-  const offline = nextFor(guest.guestId, (e) => !e.visitor.online)
+  // The offline announcement waits 5 s for a reconnection (API.md section 2).
+  const offline = nextFor(guest.guestId, (e) => !e.visitor.online, 8000)
+  const closedAt = Date.now()
   tab2.disconnect()
   const down = await offline
+  t.ok(Date.now() - closedAt >= 4500, `offline announced ${Date.now() - closedAt} ms after the last tab closed`)
   t.equal(down.visitor.currentPage, null, 'offline: no current page')
   t.same(await onlineList(), [])
   t.equal(leaked.length, 0, "another workspace's members hear nothing")
