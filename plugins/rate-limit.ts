@@ -127,6 +127,17 @@ export const limits = {
     countErrors: ['INVALID_SIGNATURE'],
   }),
   /**
+   * POST /support/csat: CSAT_RATE_LIMIT_PER_MIN per guest. Each rating (a replacement too)
+   * rewrites the conversation's metric events and rollups.
+   */
+  csat: (config: Config): Limit => ({
+    groupId: 'csat',
+    max: config.CSAT_RATE_LIMIT_PER_MIN,
+    timeWindow: 60_000,
+    hook: 'preHandler',
+    keyGenerator: guestKey,
+  }),
+  /**
    * counts/reconcile holds the workspace's counter lock exclusively while it recounts, so writers
    * of that workspace wait for it: RECONCILE_PER_MIN per workspace.
    */
