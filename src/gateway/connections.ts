@@ -76,7 +76,11 @@ export const announceVisitorChange = (parts: Parts) => (change: VisitorChange | 
 const PAGE_VISIT_LIMIT = { max: 10, windowMs: 10_000 }
 const PAGE_VISIT_KEYS = new Set(['url', 'title'])
 
-/** A `page:visit` payload as the contract allows it, or null (dropped). */
+/**
+ * A `page:visit` payload as the contract allows it, or null (dropped). Only the origin and path
+ * are kept (API.md section 13): a query string or fragment carries reset tokens, OAuth fragments
+ * and the like, and credentials in the URL (`user:pass@`) are not part of the origin.
+ */
 export function pageVisitOf(payload: unknown): { url: string; title: string } | null {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null
   const p = payload as Record<string, unknown>
@@ -84,13 +88,14 @@ export function pageVisitOf(payload: unknown): { url: string; title: string } | 
   const { url, title = '' } = p
   if (typeof url !== 'string' || url.length > 2000 || typeof title !== 'string' || title.length > 200) return null
   if (url.includes('\u0000') || title.includes('\u0000')) return null
+  let parsed: URL
   try {
-    const parsed = new URL(url)
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null
+    parsed = new URL(url)
   } catch {
     return null
   }
-  return { url, title }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null
+  return { url: `${parsed.origin}${parsed.pathname}`, title }
 }
 
 /**
