@@ -1,7 +1,7 @@
 import type { CounterSnapshotView, ReconcileResultView, UnreadCountView } from '../../schemas/conversations.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
-import type { ConversationStatus } from '../db/schema.js'
+import type { conversations } from '../db/schema.js'
 import { hiddenTeams } from './visibility.js'
 
 /**
@@ -22,12 +22,9 @@ import { hiddenTeams } from './visibility.js'
 export const UNREAD_SLOTS = 4
 
 /** What of a conversation the counters depend on. `null`: the conversation does not exist. */
-export interface CounterState {
-  status: ConversationStatus
+export type CounterState = Pick<typeof conversations.$inferSelect, 'status' | 'assignedAgentId' | 'channelId' | 'unreadCount'> & {
+  /** deleted_at IS NOT NULL */
   deleted: boolean
-  assignedAgentId: string | null
-  channelId: string
-  unreadCount: number
   /** Its team: counted per team too ('team:<id>', 'team-unassigned:<id>'), so private teams are left out in O(1). */
   teamId?: string | null
 }
