@@ -54,7 +54,7 @@ export function visitorAnnouncer(send: SendVisitor, opts: { minIntervalMs: numbe
     if (!e) guests.set(guestId, (e = { workspaceId, lastSentAt: -Infinity, sending: false, again: false }))
     return e
   }
-  const arm = (guestId: string, e: Entry, kind: Entry['kind'], delayMs: number, fn: () => void) => {
+  const arm = (e: Entry, kind: Entry['kind'], delayMs: number, fn: () => void) => {
     if (e.timer) clearTimeout(e.timer)
     e.kind = kind
     e.timer = setTimeout(() => {
@@ -72,7 +72,7 @@ export function visitorAnnouncer(send: SendVisitor, opts: { minIntervalMs: numbe
   /** Idle: the entry is kept only as long as it throttles the next update. */
   const rest = (guestId: string, e: Entry) => {
     if (e.timer || e.sending) return
-    arm(guestId, e, 'forget', Math.max(0, e.lastSentAt + opts.minIntervalMs - now()), () => {
+    arm(e, 'forget', Math.max(0, e.lastSentAt + opts.minIntervalMs - now()), () => {
       if (!e.timer && !e.sending && guests.get(guestId) === e) guests.delete(guestId)
     })
   }
@@ -96,7 +96,7 @@ export function visitorAnnouncer(send: SendVisitor, opts: { minIntervalMs: numbe
       e.again = true
       return
     }
-    arm(guestId, e, 'update', Math.max(0, e.lastSentAt + opts.minIntervalMs - now()), () => flush(guestId, e, false))
+    arm(e, 'update', Math.max(0, e.lastSentAt + opts.minIntervalMs - now()), () => flush(guestId, e, false))
   }
 
   return {
@@ -104,7 +104,7 @@ export function visitorAnnouncer(send: SendVisitor, opts: { minIntervalMs: numbe
     offline(workspaceId, guestId) {
       const e = entry(workspaceId, guestId)
       e.again = false
-      arm(guestId, e, 'offline', opts.offlineDelayMs, () => flush(guestId, e, true))
+      arm(e, 'offline', opts.offlineDelayMs, () => flush(guestId, e, true))
     },
     reconnected(guestId) {
       const e = guests.get(guestId)
