@@ -41,7 +41,9 @@ export function createRedisSignals(redis: Redis, prefix: string, log: Log): Sign
   const handlers = new Set<(signal: MemberOnline) => void>()
   let sub: Redis | null = null
   const subscribe = () => {
-    sub = redis.duplicate()
+    // Its own connection, queueing the SUBSCRIBE until connected (the API's client refuses
+    // commands while disconnected); ioredis subscribes again after each reconnection.
+    sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })
     sub.on('error', () => {}) // the main client reports Redis errors
     sub.on('message', (_channel: string, message: string) => {
       let signal: MemberOnline
