@@ -43,6 +43,7 @@ const SPECIAL: Record<string, string> = {
   'DELETE /canned-responses/{id}': 'destructive: runs after every other operation (ids: a workspace, an owner-personal and an agent-personal response)',
   'POST /uploads':
     'multipart/form-data: generated forms (parts in any order, hostile names, filenames and types, foreign ids, cut short, wrong boundary) besides the JSON bodies; /media/{id} gets the seeded uploads as ids',
+  'DELETE /teams/{id}': 'destructive: runs after every other operation (ids: two seeded teams, one auto-assigning)',
   'DELETE /auth/members/{userId}': 'destructive: runs last; valid userIds are the agent and a spare member, never the calling owner',
 }
 
@@ -230,6 +231,8 @@ interface World {
   mentions: string[]
   /** Uploaded files (one pending, one attached): the ids of /media/{id}. */
   attachments: string[]
+  /** Teams (one manual, one round_robin with the agent in it). */
+  teams: string[]
 }
 
 /** Valid values for a path parameter, by name (a new name gets every seeded id). */
@@ -241,6 +244,7 @@ function pathPool(world: World, op: Operation, name: string): string[] {
   if (name === 'id' && op.path.startsWith('/canned-responses')) return world.canned
   if (name === 'id' && op.path.startsWith('/mentions')) return world.mentions
   if (name === 'id' && op.path.startsWith('/media')) return world.attachments
+  if (name === 'id' && op.path.startsWith('/teams')) return world.teams
   if (name === 'id') return world.conversations
   return [...world.conversations, world.guest.guestId, world.ws.channelId, world.ws.agent.userId]
 }
@@ -500,6 +504,11 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     uploaded.push(res.json().id)
   }
   await app.inject({ method: 'POST', url: `/conversations/${conversations[0]}/messages`, headers: guest.headers, payload: { body: 'file', attachmentIds: [uploaded[1]] } })
+  const teams: string[] = []
+  for (const payload of [{ name: 'Fuzz manual' }, { name: 'Fuzz auto', assignment: 'round_robin', capacity: 2 }]) {
+    teams.push((await app.inject({ method: 'POST', url: '/teams', headers: ws.owner.headers, payload })).json().id)
+  }
+  await app.inject({ method: 'PUT', url: `/teams/${teams[1]}/members/${encodeURIComponent(ws.agent.userId)}`, headers: ws.owner.headers, payload: {} })
   const world: World = {
     ws,
     other,
@@ -511,6 +520,7 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     canned,
     mentions,
     attachments: uploaded,
+    teams,
   }
 
   const ops = operationsOf(app.swagger()).filter((o) => !ONLY || o.key === ONLY)
