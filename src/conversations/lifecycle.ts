@@ -103,10 +103,8 @@ export async function mutateConversation<T = undefined>(
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
-    // A private team's conversation reaches only who may see it, before and after a team change.
-    const to = new Set(await conversationRooms(ctx.sql, { ...row, teamId: out.conversation?.teamId ?? row.teamId }))
-    if (row.teamId !== (out.conversation?.teamId ?? row.teamId)) for (const r of await conversationRooms(ctx.sql, row)) to.add(r)
-    ctx.events.publish([...to], 'conversation:updated', payload)
+    // A private team's conversation reaches only who may see it now (after a team change too).
+    ctx.events.publish(await conversationRooms(ctx.sql, { ...row, teamId: out.conversation?.teamId ?? row.teamId }), 'conversation:updated', payload)
   }
   if (m.route) {
     ctx.routing.teams(m.route.teams ?? [])

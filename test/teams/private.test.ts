@@ -1,0 +1,59 @@
+import t from 'tap'
+import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { listenEvents, patch, send, startConversation, unreadCount } from '../conversations/fixtures.js'
+import { rooms } from '../../src/events.js'
+import { addToTeam, createTeam } from './fixtures.js'
+
+/** Private teams (API.md section 16): one visibility rule for reads, lists, counts, history and events. */
+t.test("a private team's conversations: only its members, owners and admins", async (t) => {
+  const { app, redisPrefix } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const events = await listenEvents(t, redisPrefix)
+  const ws = await seedWorkspace(app)
+  const insider = await ws.addMember('agent', 'Insider')
+  const vip = await createTeam(app, ws.owner, { name: 'VIP', private: true })
+  await addToTeam(app, ws.owner, vip.id, insider.userId)
+  const guest = await seedGuest(app, ws)
+  const secret = await startConversation(app, guest)
+  const otherGuest = await seedGuest(app, ws, 'Other guest')
+  const open = await startConversation(app, otherGuest)
+  await send(app, guest.headers, secret.id, 'private matter')
+  await send(app, otherGuest.headers, open.id, 'public matter')
+
+  const before = await unreadCount(app, ws, ws.agent)
+  t.equal(before.total, 2)
+  await events.settle()
+  events.clear()
+  const moved = await patch(app, ws.admin.headers, secret.id, 'team', { teamId: vip.id })
+  t.equal(moved.statusCode, 200)
+  const update = await events.waitFor((e) => e.event === 'conversation:updated' && e.payload.conversation.id === secret.id)
+  t.notOk(update.rooms.includes(rooms.workspace(ws.workspaceId)), 'not to the whole workspace')
+  t.ok(update.rooms.includes(rooms.member(ws.workspaceId, insider.userId)), 'to the team member')
+  t.ok(update.rooms.includes(rooms.member(ws.workspaceId, ws.admin.userId)), 'to an admin')
+  t.notOk(update.rooms.includes(rooms.member(ws.workspaceId, ws.agent.userId)), 'not to an agent outside the team')
+
+  // At once, for every read of the outsider.
+  t.equal((await app.inject({ method: 'GET', url: `/conversations/${secret.id}`, headers: ws.agent.headers })).statusCode, 404)
+  t.equal((await patch(app, ws.agent.headers, secret.id, 'close')).statusCode, 404, 'no action on it either')
+  t.equal((await app.inject({ method: 'GET', url: `/conversations/${secret.id}/messages`, headers: ws.agent.headers })).statusCode, 404)
+  const list = (await app.inject({ method: 'GET', url: '/conversations', headers: ws.agent.headers })).json().data.map((c: { id: string }) => c.id)
+  t.same(list, [open.id], 'not in the list')
+  const history = (await app.inject({ method: 'GET', url: `/conversations/guest/${guest.guestId}/history`, headers: ws.agent.headers })).json().data
+  t.same(history, [], "not in the guest's history")
+  const outsider = await unreadCount(app, ws, ws.agent)
+  t.match(outsider, { total: 1, unassigned: 1, messages: 1 }, 'not in the outsider’s totals')
+  t.same(outsider.byTeam, {}, 'nor its byTeam')
+
+  // Insiders, owners and admins see it, and count it.
+  for (const who of [insider, ws.owner, ws.admin]) {
+    t.equal((await app.inject({ method: 'GET', url: `/conversations/${secret.id}`, headers: who.headers })).statusCode, 200)
+    const counts = await unreadCount(app, ws, who)
+    t.match(counts, { total: 2, unassigned: 2 })
+    t.same(counts.byTeam, { [vip.id]: 1 })
+  }
+  const insiderList = (await app.inject({ method: 'GET', url: '/conversations', headers: insider.headers })).json().data
+  t.equal(insiderList.length, 2)
+  // The visitor still sees its own conversation.
+  t.equal((await app.inject({ method: 'GET', url: `/conversations/${secret.id}`, headers: guest.headers })).statusCode, 200)
+  const reconcile = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.owner.headers })
+  t.equal(reconcile.json().corrected, false)
+})
