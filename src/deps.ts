@@ -59,7 +59,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     rateWindows: shared.rateWindows,
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
-    storage: createStorage(config),
+    storage: createStorage(config, log),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {

@@ -92,6 +92,44 @@ for (const driver of DRIVERS) {
     })
 
     if (s3) {
+      /** The store operations of the requests since the n-th, for one key: `CreateMultipartUpload 200`, `UploadPart 2 200`... */
+      const since = (n: number, key: string) =>
+        s3.requests.slice(n).filter((r) => new URL(r.url, 'http://x').pathname.endsWith(`/${key}`)).map((r) => {
+          const q = new URL(r.url, 'http://x').searchParams
+          const op =
+            r.method === 'POST' && q.has('uploads') ? 'CreateMultipartUpload'
+            : r.method === 'PUT' && q.has('partNumber') ? `UploadPart ${q.get('partNumber')}`
+            : r.method === 'POST' && q.has('uploadId') ? 'CompleteMultipartUpload'
+            : r.method === 'DELETE' && q.has('uploadId') ? 'AbortMultipartUpload'
+            : `${r.method} object`
+          return `${op} ${r.status}`
+        })
+      const uploadIds = (n: number) => new Set(s3.requests.slice(n).map((r) => /[?&]uploadId=([^&]+)/.exec(r.url)?.[1]).filter(Boolean))
+
+      t.test('a stream carrying a `size` field (like the upload inspector) still goes in several parts', async (t) => {
+        // lib-storage reads a Body's length from .size/.length/.byteLength: a running count of 0
+        // made it expect 0 parts and abort a 12 MiB upload (issue 32).
+        const parts = Array.from({ length: 12 }, () => randomBytes(1024 * 1024))
+        const body = Object.assign(Readable.from(parts), { size: 0 })
+        const n = s3.requests.length
+        await storage.put(`${ws}/sized`, body, 'application/octet-stream')
+        t.same(since(n, `${ws}/sized`), ['CreateMultipartUpload 200', 'UploadPart 1 200', 'UploadPart 2 200', 'UploadPart 3 200', 'CompleteMultipartUpload 200'], 'three parts, then completed')
+        t.ok((await bytesOf(await storage.get(`${ws}/sized`)))!.equals(Buffer.concat(parts)))
+      })
+
+      t.test('a multipart upload whose body fails: its own error, the upload aborted, no object', async (t) => {
+        const n = s3.requests.length
+        await t.rejects(storage.put(`${ws}/cut`, failingAfter(11 * 1024 * 1024), 'application/octet-stream'), { message: 'client went away' })
+        const seen = since(n, `${ws}/cut`)
+        t.ok(seen.includes('UploadPart 2 200'), 'two parts were stored before the body failed')
+        t.notOk(seen.some((l) => l.startsWith('CompleteMultipartUpload')), 'never completed')
+        // s3rver (3.7.1) implements no AbortMultipartUpload and answers it 405: the driver asks all
+        // the same (a real store removes the parts) and keeps the body's error, not the abort's.
+        t.ok(seen.includes('AbortMultipartUpload 405'), `the multipart upload is aborted: ${seen.join(', ')}`)
+        t.equal(uploadIds(n).size, 1, 'the abort names the upload the parts went to')
+        t.equal(await storage.exists(`${ws}/cut`), false, 'no object')
+      })
+
       t.test('a store that is down rejects, then works again without a new client', async (t) => {
         await s3.stop()
         await t.rejects(storage.put(`${ws}/down`, Readable.from([Buffer.from('x')]), 'text/plain'))
