@@ -184,6 +184,23 @@ for (const driver of DRIVERS) {
       t.equal((await get(`${mine.url}?token=${token.slice(0, -2)}xx`)).statusCode, 404, 'a bad token: 404')
       const expired = signMediaToken(app.deps.config, mine.id, 60, Date.now() - 3_600_000)
       t.equal((await get(`${mine.url}?token=${expired}`)).statusCode, 404, 'an expired token: 404')
+      // The token is the credential of a caller with none (API.md section 1, order of checks):
+      // a value that cannot be a token is no credential, 401 before the query or the id is validated.
+      for (const [query, why] of [
+        [`token=${'a'.repeat(201)}`, 'over 200 characters'],
+        [`token=${token}${'x'.repeat(200)}`, 'a token with a long tail'],
+        ['token=', 'empty'],
+        ['token=not-a-token', 'not of the form'],
+        [`token=${token}&token=${token}`, 'given twice'],
+        ['variant=huge', 'no token, a bad variant'],
+      ]) {
+        const res = await get(`${mine.url}?${query}`)
+        t.equal(res.statusCode, 401, `${why}: 401`)
+        t.equal(res.json().code, 'UNAUTHENTICATED')
+        t.notMatch(res.body, /querystring|characters|must/, 'nothing of the schema')
+      }
+      t.equal((await get(`/media/not-a-uuid?token=${'a'.repeat(300)}`)).statusCode, 401, 'nor of the id')
+      t.equal((await get(`${mine.url}?token=${'a'.repeat(201)}`, ws.agent.headers)).statusCode, 400, 'a member (authenticated) gets the validation error')
       // A sent reply's file is the visitor's to read; a private note's is not.
       const sent = await app.inject({ method: 'POST', url: `/conversations/${conv.id}/messages`, headers: ws.agent.headers, payload: { body: '', attachmentIds: [agents.id] } })
       t.equal(sent.statusCode, 201, sent.body)
