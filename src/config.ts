@@ -133,6 +133,9 @@ export const ConfigSchema = Type.Object({
   /** Largest file a member (UPLOAD_MAX_BYTES) or a visitor (UPLOAD_MAX_BYTES_VISITOR) may upload, in bytes. */
   UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1, default: 25 * 1024 * 1024 }),
   UPLOAD_MAX_BYTES_VISITOR: Type.Integer({ minimum: 1, default: 10 * 1024 * 1024 }),
+  /** Thumbnails made at once per process (the others wait); an image over THUMBNAIL_MAX_PIXELS gets none (API.md section 2). */
+  THUMBNAIL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  THUMBNAIL_MAX_PIXELS: Type.Integer({ minimum: 1, default: 40_000_000 }),
   /** An upload no message names is deleted (row and bytes) this long after it was made. */
   UPLOAD_PENDING_TTL_S: Type.Integer({ minimum: 1, default: 86400 }),
   /** When the cleanup job runs (pg-boss cron, UTC; minute granularity). */
