@@ -118,7 +118,8 @@ export const ConfigSchema = Type.Object({
   API_URL: Type.String({ pattern: '^https?://', default: 'http://localhost:3000' }),
   /** Attachments (docs/attachments.md): where files live. */
   STORAGE_DRIVER: Type.Union([Type.Literal('local'), Type.Literal('s3')], { default: 'local' }),
-  STORAGE_DIR: Type.String({ minLength: 1, default: './data/uploads' }),
+  /** The local driver's directory; default `<PARLEY_DIR>/uploads` (private like the rest of PARLEY_DIR). */
+  STORAGE_DIR: Type.Optional(Type.String({ minLength: 1 })),
   S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),

@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Config } from '../config.js'
 import type { Log } from '../context.js'
@@ -48,5 +49,5 @@ export function createStorage(config: Config, log?: Pick<Log, 'warn'>): ObjectSt
       log,
     })
   }
-  return createLocalStorage(config.STORAGE_DIR)
+  return createLocalStorage(config.STORAGE_DIR ?? join(config.PARLEY_DIR, 'uploads'))
 }

@@ -1,11 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { text } from 'node:stream/consumers'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { createStorage, type ObjectStorage } from '../../src/storage/storage.js'
-import { DRIVERS, storageEnv, type Driver } from '../attachments/fixtures.js'
-import { testEnv } from '../helper.js'
+import { DRIVERS, png, storageEnv, uploadForm, type Driver } from '../attachments/fixtures.js'
+import { startConversation } from '../conversations/fixtures.js'
+import { build, seedGuest, seedWorkspace, testEnv } from '../helper.js'
 
 /**
  * One suite, both drivers (API.md section 10: "Both drivers pass the same tests"): local disk and
@@ -141,3 +145,39 @@ for (const driver of DRIVERS) {
     }
   })
 }
+
+t.test('local files are private (0700 directories, 0600 files) whatever the umask, under PARLEY_DIR by default', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'parley-home-'))
+  t.teardown(() => rmSync(home, { recursive: true, force: true }))
+  const parleyDir = join(home, '.parley')
+  // STORAGE_DIR unset: the default is <PARLEY_DIR>/uploads.
+  const { app } = await build(t, { env: { STORAGE_DRIVER: 'local', STORAGE_DIR: undefined, PARLEY_DIR: parleyDir, JOBS_WORKER: 'false' } })
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const conv = await startConversation(app, guest)
+  const old = process.umask(0)
+  t.teardown(() => process.umask(old))
+  const form = uploadForm(conv.id, { filename: 'a.txt', data: Buffer.from('private') })
+  const res = await app.inject({ method: 'POST', url: '/uploads', headers: { ...guest.headers, ...form.headers }, payload: form.payload })
+  t.equal(res.statusCode, 201, res.body)
+  const thumbSource = await png(40, 30)
+  const img = uploadForm(conv.id, { filename: 'p.png', contentType: 'image/png', data: thumbSource })
+  const imgRes = await app.inject({ method: 'POST', url: '/uploads', headers: { ...guest.headers, ...img.headers }, payload: img.payload })
+  t.equal((await app.inject({ url: `${imgRes.json().url}?variant=thumb`, headers: guest.headers })).statusCode, 200, 'and a thumbnail')
+  const root = join(parleyDir, 'uploads')
+  const mode = (p: string) => (statSync(p).mode & 0o777).toString(8)
+  const entries = readdirSync(root, { recursive: true, withFileTypes: true })
+  t.equal(entries.filter((e) => e.isFile()).length, 3, 'the two files and the thumbnail are under PARLEY_DIR/uploads')
+  t.equal(mode(parleyDir), '700', 'PARLEY_DIR')
+  t.equal(mode(root), '700', 'the storage root')
+  for (const e of entries) t.equal(mode(join(e.parentPath, e.name)), e.isDirectory() ? '700' : '600', `${e.isDirectory() ? 'directory' : 'file'} ${e.name}`)
+
+  // An existing root made by an older version (0755) is tightened on the first write.
+  const legacy = join(home, 'legacy')
+  mkdirSync(legacy, { mode: 0o755 })
+  chmodSync(legacy, 0o755)
+  const local = createStorage(loadConfig(testEnv({ STORAGE_DIR: legacy })))
+  await local.put('w/x', Readable.from([Buffer.from('x')]), 'text/plain')
+  t.equal(mode(legacy), '700')
+  t.equal(mode(join(legacy, 'w', 'x')), '600')
+})
