@@ -124,7 +124,8 @@ export const ConfigSchema = Type.Object({
   API_URL: Type.String({ pattern: '^https?://', default: 'http://localhost:3000' }),
   /** Attachments (docs/attachments.md): where files live. */
   STORAGE_DRIVER: Type.Union([Type.Literal('local'), Type.Literal('s3')], { default: 'local' }),
-  STORAGE_DIR: Type.String({ minLength: 1, default: './data/uploads' }),
+  /** The local driver's directory; default `<PARLEY_DIR>/uploads` (private like the rest of PARLEY_DIR). */
+  STORAGE_DIR: Type.Optional(Type.String({ minLength: 1 })),
   S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
@@ -139,6 +140,9 @@ export const ConfigSchema = Type.Object({
   /** Largest file a member (UPLOAD_MAX_BYTES) or a visitor (UPLOAD_MAX_BYTES_VISITOR) may upload, in bytes. */
   UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1, default: 25 * 1024 * 1024 }),
   UPLOAD_MAX_BYTES_VISITOR: Type.Integer({ minimum: 1, default: 10 * 1024 * 1024 }),
+  /** Thumbnails made at once per process (the others wait); an image over THUMBNAIL_MAX_PIXELS gets none (API.md section 2). */
+  THUMBNAIL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  THUMBNAIL_MAX_PIXELS: Type.Integer({ minimum: 1, default: 40_000_000 }),
   /** An upload no message names is deleted (row and bytes) this long after it was made. */
   UPLOAD_PENDING_TTL_S: Type.Integer({ minimum: 1, default: 86400 }),
   /** When the cleanup job runs (pg-boss cron, UTC; minute granularity). */

@@ -14,6 +14,7 @@ import type { Mailer } from './mail.js'
 import type { SharedState } from './mode.js'
 import type { PresenceReader } from './presence.js'
 import type { RateWindows } from './rate-windows.js'
+import type { ThumbnailMaker } from './attachments/thumbnails.js'
 import type { ObjectStorage } from './storage/storage.js'
 
 /**
@@ -49,6 +50,8 @@ export interface Deps {
   providerB: ProviderBVerifier | null
   /** Attachment bytes (STORAGE_DRIVER: local disk or S3). */
   storage: ObjectStorage
+  /** Thumbnails being made in this process: THUMBNAIL_CONCURRENCY at once, identical requests share one. */
+  thumbnails: ThumbnailMaker
 }
 
 /**

@@ -48,6 +48,8 @@ export const dependencyUnavailable = (message: string) => new AppError(503, 'DEP
 export const notConfigured = (message: string) => new AppError(503, 'NOT_CONFIGURED', message)
 
 export const invalidCursor = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
+/** GET /media/:id?variant=thumb of a file that has none (not an image, too large, unreadable). */
+export const noThumbnail = (message = 'This file has no thumbnail') => badRequest(message, 'NO_THUMBNAIL')
 /** A NUL character in any field (found by findNul, src/validation.ts): PostgreSQL text cannot store it. */
 export const nulInField = (path: string) => badRequest(`field '${path}' must not contain NUL characters`)
 /** The member token could not be checked: the identity provider's keys could not be fetched in time. */

@@ -6,7 +6,8 @@ import type { Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
 import { AppError, internalError, malformedUpload, storageUnavailable } from '../errors.js'
 import { IMAGE_TYPES, UploadInspector } from './detect.js'
-import { sanitiseFilename } from './names.js'
+import { nameForType, sanitiseFilename } from './names.js'
+import { tooLargeForThumbnail } from './thumbnails.js'
 import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from './view.js'
 
 export interface UploadInput {
@@ -80,13 +81,17 @@ export async function createUpload(ctx: Ctx, input: UploadInput): Promise<Attach
     throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${max} bytes`)
   }
   const type = inspector.type!
+  // The stored (and served) name agrees with the detected type: a text file is never saved as `.html`.
+  const storedName = nameForType(filename, type)
   const dims = IMAGE_TYPES.has(type) ? await dimensions(inspector.headBuffer()) : null
+  // Known now from the header: an image past THUMBNAIL_MAX_PIXELS never gets a thumbnail (never decoded).
+  const thumbRefusal = dims && tooLargeForThumbnail(ctx.config, dims.width, dims.height) ? 'too_large' : null
   try {
     const [row] = await ctx.sql<AttachmentRecord[]>`
-      INSERT INTO attachments AS a (id, workspace_id, conversation_id, uploader_type, uploader_id, filename, content_type, size, sha256, width, height, storage_key)
+      INSERT INTO attachments AS a (id, workspace_id, conversation_id, uploader_type, uploader_id, filename, content_type, size, sha256, width, height, storage_key, thumb_refusal)
       VALUES (${id}, ${conv.workspaceId}, ${conv.id}, ${caller.kind === 'member' ? 'AGENT' : 'GUEST'},
-              ${caller.kind === 'member' ? caller.userId : caller.guestId}, ${filename}, ${type}, ${inspector.size},
-              ${inspector.sha256()}, ${dims?.width ?? null}, ${dims?.height ?? null}, ${key})
+              ${caller.kind === 'member' ? caller.userId : caller.guestId}, ${storedName}, ${type}, ${inspector.size},
+              ${inspector.sha256()}, ${dims?.width ?? null}, ${dims?.height ?? null}, ${key}, ${thumbRefusal})
       RETURNING ${ctx.sql.unsafe(ATTACHMENT_SELECT)}`
     return toAttachmentView(row!)
   } catch (err) {

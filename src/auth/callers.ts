@@ -1,3 +1,4 @@
+import { isMediaTokenForm } from '../attachments/links.js'
 import type { Deps } from '../context.js'
 import type { Log } from '../logger.js'
 import type { Role } from '../db/schema.js'
@@ -58,9 +59,11 @@ export interface SystemCaller {
  *   that the visitor owns what it asks for).
  * - { visitor: true }: a visitor session only.
  * - { member: 'any', workspace: false }: any valid member token, no workspace (POST/GET /workspaces).
- * - `anonymous: true` added to a member/visitor access: a request with no credentials at all gets
- *   the anonymous caller instead of a 401, and the domain checks what it presents instead (a
- *   signed media link, GET /media/:id). Credentials that are sent must still verify.
+ * - `anonymous: true` added to a member/visitor access: a request with no credentials at all but
+ *   a signed link's token (`?token=`, GET /media/:id) gets the anonymous caller instead of a 401,
+ *   and the domain verifies the token. Without one, or with a value that cannot be one (any
+ *   length, before the query is validated: the token is the credential), 401. Credentials that
+ *   are sent must still verify.
  */
 export type Access = 'public' | { member?: Permission | 'any'; visitor?: boolean; workspace?: boolean; anonymous?: boolean }
 
@@ -71,6 +74,8 @@ export interface Credentials {
   /** The workspace the member token is used for (x-workspace-id). */
   workspaceId?: string
   visitorSession?: string
+  /** A signed link's token (`?token=` where the access admits `anonymous`), checked here for its form only. */
+  linkToken?: string
 }
 
 type AuthDeps = Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory' | 'channelSessions'>
@@ -89,7 +94,9 @@ export async function resolveCaller(deps: AuthDeps, log: Log, access: Access, cr
     return membership(deps, user, credentials.workspaceId, access.member)
   }
   if (access.visitor && credentials.visitorSession) return verifyVisitorSession(deps, log, credentials.visitorSession)
-  if (access.anonymous && !credentials.memberToken && !credentials.visitorSession) return { kind: 'anonymous' }
+  if (access.anonymous && !credentials.memberToken && !credentials.visitorSession && credentials.linkToken !== undefined && isMediaTokenForm(credentials.linkToken)) {
+    return { kind: 'anonymous' }
+  }
   throw unauthorized()
 }
 
