@@ -7,7 +7,7 @@ import { Server, type ServerOptions, type Socket } from 'socket.io'
 import { ChannelSessions } from '../auth/channel-sessions.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
-import type { Config } from '../config.js'
+import { listenHost, type Config } from '../config.js'
 import type { Deps, Log } from '../context.js'
 import { createSql, type Pool } from '../db/client.js'
 import { rooms, socketIoKey } from '../events.js'
@@ -119,7 +119,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
       log.info({ gatewayId }, 'gateway closed')
     })())
 
-  const listen = (port: number, host = config.HOST) =>
+  const listen = (port: number, host = listenHost(config)) =>
     new Promise<number>((resolve, reject) => {
       httpServer.once('error', reject)
       httpServer.listen(port, host, () => {
