@@ -7,7 +7,7 @@ import type { Server } from 'socket.io'
 import { ChannelSessions } from '../auth/channel-sessions.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
-import type { Config } from '../config.js'
+import { listenHost, type Config } from '../config.js'
 import { createSql } from '../db/client.js'
 import { socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
@@ -88,7 +88,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
       log.info({ gatewayId }, 'gateway closed')
     })())
 
-  const listen = (port: number, host = config.HOST) =>
+  const listen = (port: number, host = listenHost(config)) =>
     new Promise<number>((resolve, reject) => {
       httpServer.once('error', reject)
       httpServer.listen(port, host, () => {
