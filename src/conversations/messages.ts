@@ -1,10 +1,11 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
+import { keysetPage, type Page } from '../cursor.js'
 import type { MessageView } from '../../schemas/conversations.js'
 import { attachToMessage } from '../attachments/files.js'
 import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
 import type { Sql } from '../db/client.js'
-import { badRequest, invalidCursor } from '../errors.js'
+import { badRequest } from '../errors.js'
 import { rooms } from '../events.js'
 import { recordMessage, recordReopened } from '../analytics/record.js'
 import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
@@ -133,30 +134,24 @@ export async function listMessages(
   ctx: Ctx,
   id: string,
   query: { limit: number; cursor?: string },
-): Promise<{ data: MessageView[]; nextCursor: string | null }> {
+): Promise<Page<MessageView>> {
   const conv = await findConversationForCaller(ctx, id)
-  const codec = ctx.cursor
-  const params = { list: 'messages', conversationId: conv.id }
-  let after: [string, string] | null = null
-  if (query.cursor) {
-    const key = codec.decode(query.cursor, params)
-    if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string') {
-      throw invalidCursor()
-    }
-    after = [key[0], key[1]]
-  }
   const { sql } = ctx
-  const rows = await sql<MessageRecord[]>`
-    SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
-    WHERE conversation_id = ${conv.id} ${visibleMessages(sql, audienceOf(ctx.caller))}
-      ${after ? sql`AND (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
-    ORDER BY created_at, id
-    LIMIT ${query.limit + 1}`
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > query.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
-  const files = await attachmentsOfMessages(sql, page.map((m) => m.id))
-  return { data: page.map((m) => toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))), nextCursor }
+  const page = await keysetPage(ctx, {
+    cursor: query.cursor,
+    params: { list: 'messages', conversationId: conv.id },
+    key: ['timestamp', 'uuid'],
+    limit: query.limit,
+    fetch: (after, take) => sql<MessageRecord[]>`
+      SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
+      WHERE conversation_id = ${conv.id} ${visibleMessages(sql, audienceOf(ctx.caller))}
+        ${after ? sql`AND (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+      ORDER BY created_at, id
+      LIMIT ${take}`,
+    keyOf: (m) => [m.createdAt, m.id],
+  })
+  const files = await attachmentsOfMessages(sql, page.data.map((m) => m.id))
+  return { data: page.data.map((m) => toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))), nextCursor: page.nextCursor }
 }
 
 /** One message with its files (a retried send answers the first message as it was). */
