@@ -11,6 +11,7 @@ import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
 import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
+import { conversationVisibleTo } from './visibility.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
@@ -32,9 +33,6 @@ const LOCK_COLUMNS = `
   cycle, COALESCE(cycle_started_at, created_at) AS "cycleStartedAt", awaiting_reply AS "awaitingReply",
   public_messages AS "publicMessages"`
 
-/** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
-const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
-
 /** The view of a conversation this transaction has just locked and changed (or created). */
 async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> {
   const view = await findConversationView(sql, id)
@@ -46,12 +44,9 @@ async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> 
 export async function getConversation(ctx: Ctx, id: string): Promise<ConversationView> {
   if (!isUuid(id)) throw conversationNotFound()
   const { sql } = ctx
-  const ws = workspaceOf(ctx)
-  const guest = guestOf(ctx)
   const [row] = await sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.id = ${id} AND c.workspace_id = ${ws} AND c.deleted_at IS NULL
-      AND (${guest}::uuid IS NULL OR c.guest_id = ${guest}::uuid)`
+    WHERE c.id = ${id} AND ${conversationVisibleTo(sql, ctx.caller, 'c')}`
   if (!row) throw conversationNotFound()
   return toConversationView(row)
 }
@@ -83,13 +78,11 @@ export async function mutateConversation<T = undefined>(
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
   const ws = workspaceOf(ctx)
-  const guest = guestOf(ctx)
   const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
       SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
-      WHERE id = ${id} AND workspace_id = ${ws} AND deleted_at IS NULL
-        AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid)
+      WHERE id = ${id} AND ${conversationVisibleTo(sql, ctx.caller)}
       FOR UPDATE`
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)

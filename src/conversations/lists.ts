@@ -4,6 +4,7 @@ import type { Query, Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
 import { badRequest, guestNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
+import { conversationVisibleTo, type Viewer } from './visibility.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -109,7 +110,6 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
-  const ws = r.caller.workspaceId
   const scope =
     r.kind === 'open'
       ? sql`c.status = 'OPEN'`
@@ -128,7 +128,7 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   return sql<ListRow[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL AND ${scope}
+    WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
       ${pinned} ${channel} ${unassigned} ${read} ${after}
     ORDER BY ${t} ${dir}, c.id ${dir}
     LIMIT ${lit(sql, limit)}`
@@ -179,12 +179,12 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
 }
 
 /** That guest's conversations (any status, not deleted), newest first. */
-export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
+export function guestHistoryQuery(sql: Sql, viewer: Viewer, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
   const cond = after ? sql`AND (c.created_at, c.id) < (${after.t}::timestamptz, ${after.id}::uuid)` : sql``
   return sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}
     FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${cond}
+    WHERE c.guest_id = ${guestId} AND ${conversationVisibleTo(sql, viewer, 'c')} ${cond}
     ORDER BY c.created_at DESC, c.id DESC
     LIMIT ${lit(sql, limit)}`
 }
@@ -212,8 +212,8 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
     params: { l: 'history', w: workspaceId, g: guestId },
     key: ['timestamp', 'uuid'],
     limit: q.limit,
-    fetch: (after, take) => guestHistoryQuery(sql, workspaceId, guestId, after ? { t: after[0], id: after[1] } : undefined, take),
-    keyOf: (c) => [c.createdAt, c.id],
+    fetch: (after, take) => guestHistoryQuery(sql, c, guestId, after ? { t: after[0], id: after[1] } : undefined, take),
+    keyOf: (row) => [row.createdAt, row.id],
   })
   return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
 }

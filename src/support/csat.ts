@@ -4,6 +4,7 @@ import type { Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import { conversationNotFound, csatClosed, csatNotFound, csatNotOpen, forbidden } from '../errors.js'
 import { findConversationForCaller } from '../conversations/access.js'
+import { conversationVisibleTo } from '../conversations/visibility.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { widgetSettings } from './widget-settings.js'
@@ -41,8 +42,7 @@ export async function rateConversation(ctx: Ctx, input: CsatInput): Promise<Rati
     const [conv] = await tx<{ id: string; channelId: string; assignedAgentId: string | null; status: string; widget: unknown }[]>`
       SELECT c.id, c.channel_id AS "channelId", c.assigned_agent_id AS "assignedAgentId", c.status, ch.widget
       FROM conversations c JOIN channels ch ON ch.id = c.channel_id
-      WHERE c.id = ${input.conversationId} AND c.workspace_id = ${v.workspaceId} AND c.guest_id = ${v.guestId}
-        AND c.deleted_at IS NULL
+      WHERE c.id = ${input.conversationId} AND ${conversationVisibleTo(tx, v, 'c')}
       FOR UPDATE OF c`
     if (!conv) throw conversationNotFound()
     if (conv.status === 'OPEN' || !widgetSettings(conv.widget).csatEnabled) throw csatNotOpen()
