@@ -2,6 +2,7 @@ import type { AttachmentView } from '../../schemas/attachments.js'
 import type { Ctx } from '../context.js'
 import { keysetPage, type Page } from '../cursor.js'
 import { findConversationForCaller } from '../conversations/access.js'
+import { audienceOf, visibleMessages } from '../conversations/visibility.js'
 import type { Sql } from '../db/client.js'
 import { invalidAttachment } from '../errors.js'
 import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from './view.js'
@@ -17,7 +18,6 @@ export async function listAttachments(
   query: { limit: number; cursor?: string },
 ): Promise<Page<AttachmentView>> {
   const conv = await findConversationForCaller(ctx, id)
-  const membersOnly = ctx.caller.kind === 'member'
   const { sql } = ctx
   const page = await keysetPage(ctx, {
     cursor: query.cursor,
@@ -27,7 +27,7 @@ export async function listAttachments(
     fetch: (before, take) => sql<AttachmentRecord[]>`
       SELECT ${sql.unsafe(ATTACHMENT_SELECT)} FROM attachments a
       WHERE a.conversation_id = ${conv.id} AND a.message_id IS NOT NULL
-        ${membersOnly ? sql`` : sql`AND NOT a.private`}
+        ${visibleMessages(sql, audienceOf(ctx.caller))}
         ${before ? sql`AND (a.attached_at, a.id) < (${before[0]}::timestamptz, ${before[1]}::uuid)` : sql``}
       ORDER BY a.attached_at DESC, a.id DESC
       LIMIT ${take}`,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
-import { memberOf, workspaceOf, type Ctx } from '../context.js'
+import { memberOf, visitorOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { AssignmentAction } from '../db/schema.js'
@@ -115,8 +115,7 @@ async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState
 
 /** POST /conversations (visitor): a new OPEN conversation for the session's guest. */
 export async function createConversation(ctx: Ctx, body: { channelId: string; guestId: string }): Promise<ConversationView> {
-  const v = ctx.caller
-  if (v.kind !== 'visitor') throw forbidden()
+  const v = visitorOf(ctx)
   if (body.channelId.toLowerCase() !== v.channelId.toLowerCase() || body.guestId.toLowerCase() !== v.guestId.toLowerCase()) {
     throw forbidden('channelId and guestId must be those of the visitor session')
   }

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid'
-import type { Ctx } from '../context.js'
+import { senderOf, type Ctx } from '../context.js'
 import { keysetPage, type Page } from '../cursor.js'
 import type { MessageView } from '../../schemas/conversations.js'
 import { attachToMessage } from '../attachments/files.js'
@@ -45,24 +45,24 @@ export interface PostMessageInput {
  * writes its mentions in the same transaction.
  */
 export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput): Promise<PostMessageResult> {
-  const caller = ctx.caller
-  if (caller.kind !== 'member' && (input.private !== undefined || input.mentions !== undefined)) {
+  const sender = senderOf(ctx)
+  if (sender.type !== 'AGENT' && (input.private !== undefined || input.mentions !== undefined)) {
     throw badRequest('private and mentions are for members only')
   }
   const note = input.private === true
   if (input.mentions !== undefined && !note) throw badRequest('mentions are only allowed with private: true')
   const fileIds = input.attachmentIds ?? []
   if (input.body.length === 0 && fileIds.length === 0) throw badRequest('body must not be empty unless attachmentIds names a file')
-  const senderType = caller.kind === 'member' ? 'AGENT' : 'GUEST'
+  const senderType = sender.type
   const clientId = input.clientMessageId ?? null
   let mentioned: NewMentions | null = null
 
   const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
     let senderId: string
     let senderName: string
-    if (caller.kind === 'member') {
-      senderId = caller.userId
-      senderName = caller.name
+    if (sender.type === 'AGENT') {
+      senderId = sender.id
+      senderName = sender.member.name
     } else {
       // A guest message is a sign of life: the visitor list's lastSeenAt moves with it.
       const [guest] = await sql<{ name: string }[]>`UPDATE guests SET last_seen_at = now() WHERE id = ${row.guestId} RETURNING name`

@@ -1,8 +1,8 @@
 import { recordCsat } from '../analytics/record.js'
 import type { CsatInput, CsatView } from '../../schemas/support.js'
-import type { Ctx } from '../context.js'
+import { visitorOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
-import { conversationNotFound, csatClosed, csatNotFound, csatNotOpen, forbidden } from '../errors.js'
+import { conversationNotFound, csatClosed, csatNotFound, csatNotOpen } from '../errors.js'
 import { findConversationForCaller } from '../conversations/access.js'
 import { conversationVisibleTo } from '../conversations/visibility.js'
 import { iso } from '../time.js'
@@ -35,8 +35,7 @@ export interface RatingOutcome {
  * Analytics records its metric event inside this same transaction (the `tx` below).
  */
 export async function rateConversation(ctx: Ctx, input: CsatInput): Promise<RatingOutcome> {
-  const v = ctx.caller
-  if (v.kind !== 'visitor') throw forbidden()
+  const v = visitorOf(ctx)
   if (!isUuid(input.conversationId)) throw conversationNotFound()
   return ctx.sql.begin(async (tx) => {
     const [conv] = await tx<{ id: string; channelId: string; assignedAgentId: string | null; status: string; widget: unknown }[]>`
