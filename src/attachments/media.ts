@@ -2,7 +2,7 @@ import { Readable } from 'node:stream'
 import sharp from 'sharp'
 import type { MediaQueryInput } from '../../schemas/attachments.js'
 import type { Ctx } from '../context.js'
-import { attachmentNotFound, badRequest, rangeNotSatisfiable, storageUnavailable, unauthorized } from '../errors.js'
+import { attachmentNotFound, noThumbnail, rangeNotSatisfiable, storageUnavailable, unauthorized } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import { IMAGE_TYPES, isInline } from './detect.js'
 import { verifyMediaToken } from './links.js'
@@ -81,7 +81,7 @@ const etagMatches = (header: string | undefined, etag: string) =>
 export async function openMedia(ctx: Ctx, id: string, req: MediaRequest): Promise<MediaAnswer> {
   const row = await readable(ctx, id, req.query.token)
   const thumb = req.query.variant === 'thumb'
-  if (thumb && !IMAGE_TYPES.has(row.contentType)) throw badRequest('Only images have a thumbnail', 'NO_THUMBNAIL')
+  if (thumb && !IMAGE_TYPES.has(row.contentType)) throw noThumbnail()
   const forceDownload = req.query.download !== undefined
   const contentType = thumb ? 'image/webp' : row.contentType
   const disposition = contentDisposition(!forceDownload && isInline(contentType) ? 'inline' : 'attachment', thumb ? thumbName(row.filename) : row.filename)
@@ -151,7 +151,7 @@ async function ensureThumbnail(ctx: Ctx, row: AttachmentRecord): Promise<string>
     bytes = await pipeline.toBuffer()
   } catch {
     source.destroy()
-    throw badRequest('This image cannot be read to make a thumbnail', 'NO_THUMBNAIL')
+    throw noThumbnail('This image cannot be read to make a thumbnail')
   }
   await guard(() => ctx.storage.put(key, Readable.from([bytes]), 'image/webp'))
   await ctx.sql`UPDATE attachments SET thumb_key = ${key} WHERE id = ${row.id}`

@@ -4,7 +4,7 @@ import { v7 as uuidv7 } from 'uuid'
 import type { AttachmentView } from '../../schemas/attachments.js'
 import { senderOf, type Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
-import { AppError, malformedUpload, storageUnavailable } from '../errors.js'
+import { AppError, malformedUpload, storageUnavailable, uploadTooLarge } from '../errors.js'
 import { IMAGE_TYPES, UploadInspector } from './detect.js'
 import { sanitiseFilename } from './names.js'
 import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from './view.js'
@@ -76,7 +76,7 @@ export async function createUpload(ctx: Ctx, input: UploadInput): Promise<Attach
   if (truncated) {
     // The multipart parser's own size limit (a backstop above ours) cut the file.
     await ctx.storage.delete(key).catch(() => {})
-    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${max} bytes`)
+    throw uploadTooLarge(max)
   }
   const type = inspector.type!
   const dims = IMAGE_TYPES.has(type) ? await dimensions(inspector.headBuffer()) : null

@@ -3,7 +3,7 @@ import type { WidgetPatchInput, WidgetSettingsView } from '../../schemas/channel
 import { safeEqual } from '../auth/bootstrap.js'
 import type { Ctx } from '../context.js'
 import { weekDays, type WeekDay } from '../db/schema.js'
-import { badRequest, channelNotFound, unauthorized } from '../errors.js'
+import { badRequest, channelNotFound, invalidChannelToken } from '../errors.js'
 import { isUuid } from '../uuid.js'
 
 /**
@@ -168,7 +168,7 @@ export async function widgetConfig(ctx: Ctx, channelId: string, channelToken: st
   const { channel, online } = await widgetFacts(ctx, id)
   if (!channel || !channel.active) throw channelNotFound()
   if (channel.requireChannelToken && (!channelToken || !safeEqual(channelToken, channel.channelToken))) {
-    throw unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
+    throw invalidChannelToken()
   }
   const w = widgetSettings(channel.widget)
   const body = {
