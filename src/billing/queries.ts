@@ -6,15 +6,16 @@ import { iso } from '../time.js'
 
 export async function getSubscription(ctx: Ctx): Promise<SubscriptionView> {
   const { workspaceId } = memberOf(ctx)
-  const [row] = await ctx.sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; current_period_end: string | null; updated_at: string }[]>`
-    SELECT status, provider, plan, current_period_end, updated_at FROM subscriptions WHERE workspace_id = ${workspaceId}`
+  const [row] = await ctx.sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; currentPeriodEnd: string | null; updatedAt: string }[]>`
+    SELECT status, provider, plan, current_period_end AS "currentPeriodEnd", updated_at AS "updatedAt"
+    FROM subscriptions WHERE workspace_id = ${workspaceId}`
   if (!row) return { status: 'none', provider: null, plan: null, currentPeriodEnd: null, updatedAt: null }
   return {
     status: row.status,
     provider: row.provider,
     plan: row.plan,
-    currentPeriodEnd: iso(row.current_period_end),
-    updatedAt: iso(row.updated_at),
+    currentPeriodEnd: iso(row.currentPeriodEnd),
+    updatedAt: iso(row.updatedAt),
   }
 }
 
@@ -34,14 +35,14 @@ export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number;
     params: { list: LIST, workspaceId },
     key: ['timestamp', 'uuid'],
     limit,
-    fetch: (after, take) => sql<{ id: string; provider: PaymentView['provider']; kind: PaymentView['kind']; amount: string; currency: string; provider_object_id: string; occurred_at: string }[]>`
-      SELECT id, provider, kind, amount, currency, provider_object_id, occurred_at
+    fetch: (after, take) => sql<{ id: string; provider: PaymentView['provider']; kind: PaymentView['kind']; amount: string; currency: string; providerObjectId: string; occurredAt: string }[]>`
+      SELECT id, provider, kind, amount, currency, provider_object_id AS "providerObjectId", occurred_at AS "occurredAt"
       FROM payments
       WHERE workspace_id = ${workspaceId}
         ${after ? sql`AND (occurred_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
       ORDER BY occurred_at DESC, id DESC
       LIMIT ${take}`,
-    keyOf: (p) => [p.occurred_at, p.id],
+    keyOf: (p) => [p.occurredAt, p.id],
   })
   return {
     data: page.data.map((r) => ({
@@ -50,8 +51,8 @@ export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number;
       kind: r.kind,
       amount: Number(r.amount),
       currency: r.currency,
-      providerObjectId: r.provider_object_id,
-      occurredAt: iso(r.occurred_at),
+      providerObjectId: r.providerObjectId,
+      occurredAt: iso(r.occurredAt),
     })),
     nextCursor: page.nextCursor,
   }
