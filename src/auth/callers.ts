@@ -2,7 +2,7 @@ import { isMediaTokenForm } from '../attachments/links.js'
 import type { Deps } from '../context.js'
 import type { Log } from '../logger.js'
 import type { Role } from '../db/schema.js'
-import { badRequest, forbidden, idpUnavailable, sessionRevoked, unauthorized } from '../errors.js'
+import { idpUnavailable, memberDisabled, missingPermission, notAMember, sessionRevoked, unauthorized, workspaceRequired } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import { can, type Permission } from './permissions.js'
 import { IdpUnavailableError } from './tokens.js'
@@ -90,7 +90,7 @@ export async function resolveCaller(deps: AuthDeps, log: Log, access: Access, cr
   if (access.member && credentials.memberToken) {
     const user = await verifyMemberToken(deps, log, credentials.memberToken)
     if (access.workspace === false) return user
-    if (!credentials.workspaceId) throw badRequest('x-workspace-id header is required', 'WORKSPACE_REQUIRED')
+    if (!credentials.workspaceId) throw workspaceRequired()
     return membership(deps, user, credentials.workspaceId, access.member)
   }
   if (access.visitor && credentials.visitorSession) return verifyVisitorSession(deps, log, credentials.visitorSession)
@@ -126,11 +126,11 @@ export async function membership(
   workspaceId: string,
   permission: Permission | 'any',
 ): Promise<MemberCaller> {
-  if (!isUuid(workspaceId)) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
+  if (!isUuid(workspaceId)) throw notAMember()
   const record = await deps.memberDirectory.get(workspaceId.toLowerCase(), user.userId)
-  if (!record) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
-  if (record.status !== 'active') throw forbidden('Membership is disabled', 'MEMBER_DISABLED')
-  if (permission !== 'any' && !can(record.role, permission)) throw forbidden(`Missing permission ${permission}`, 'FORBIDDEN')
+  if (!record) throw notAMember()
+  if (record.status !== 'active') throw memberDisabled()
+  if (permission !== 'any' && !can(record.role, permission)) throw missingPermission(permission)
   return { kind: 'member', workspaceId: record.workspaceId, userId: user.userId, role: record.role, name: record.name, email: record.email }
 }
 

@@ -9,6 +9,7 @@ import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
 import { listenHost, type Config } from '../config.js'
 import { createSql } from '../db/client.js'
+import { errorBody, pathNotFound } from '../errors.js'
 import { socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { redisPresenceReader } from '../presence.js'
@@ -145,7 +146,8 @@ function healthEndpoint(deps: Parameters<typeof checkHealth>[0]) {
       })
       return
     }
-    res.writeHead(404, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'Not found' }))
+    const e = pathNotFound()
+    res.writeHead(e.statusCode, { 'content-type': 'application/json' })
+    res.end(JSON.stringify(errorBody(e.statusCode, e.code, e.message)))
   }
 }
