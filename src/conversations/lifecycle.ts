@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid'
-import { memberOf, workspaceOf, type Ctx } from '../context.js'
+import { memberOf, visitorOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { conversations } from '../db/schema.js'
@@ -10,7 +10,7 @@ import { isUuid } from '../uuid.js'
 import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { addHistory } from './history.js'
-import { conversationRooms, hiddenTeams, teamVisible } from './visibility.js'
+import { conversationRooms, conversationVisibleTo } from './visibility.js'
 import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
@@ -28,9 +28,6 @@ const LOCK_COLUMNS = `
   cycle, COALESCE(cycle_started_at, created_at) AS "cycleStartedAt", awaiting_reply AS "awaitingReply",
   public_messages AS "publicMessages", team_id AS "teamId", queued_at AS "queuedAt"`
 
-/** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
-const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
-
 /** The view of a conversation this transaction has just locked and changed (or created). */
 async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> {
   const view = await findConversationView(sql, id)
@@ -42,13 +39,9 @@ async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> 
 export async function getConversation(ctx: Ctx, id: string): Promise<ConversationView> {
   if (!isUuid(id)) throw conversationNotFound()
   const { sql } = ctx
-  const ws = workspaceOf(ctx)
-  const guest = guestOf(ctx)
-  const hidden = await hiddenTeams(ctx)
   const [row] = await sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.id = ${id} AND c.workspace_id = ${ws} AND c.deleted_at IS NULL
-      AND (${guest}::uuid IS NULL OR c.guest_id = ${guest}::uuid) ${teamVisible(sql, hidden)}`
+    WHERE c.id = ${id} AND ${conversationVisibleTo(sql, ctx.caller, 'c')}`
   if (!row) throw conversationNotFound()
   const view = toConversationView(row)
   return { ...view, queue: await queueOf(sql, view) }
@@ -83,14 +76,11 @@ export async function mutateConversation<T = undefined>(
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
   const ws = workspaceOf(ctx)
-  const guest = guestOf(ctx)
-  const hidden = await hiddenTeams(ctx)
   const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
-      SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations c
-      WHERE id = ${id} AND workspace_id = ${ws} AND deleted_at IS NULL
-        AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid) ${teamVisible(sql, hidden)}
+      SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
+      WHERE id = ${id} AND ${conversationVisibleTo(sql, ctx.caller)}
       FOR UPDATE`
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
@@ -128,8 +118,7 @@ async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState
 
 /** POST /conversations (visitor): a new OPEN conversation for the session's guest. */
 export async function createConversation(ctx: Ctx, body: { channelId: string; guestId: string }): Promise<ConversationView> {
-  const v = ctx.caller
-  if (v.kind !== 'visitor') throw forbidden()
+  const v = visitorOf(ctx)
   if (body.channelId.toLowerCase() !== v.channelId.toLowerCase() || body.guestId.toLowerCase() !== v.guestId.toLowerCase()) {
     throw forbidden('channelId and guestId must be those of the visitor session')
   }

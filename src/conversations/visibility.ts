@@ -1,9 +1,10 @@
-import type { Caller } from '../auth/callers.js'
+import type { Caller, MemberCaller, VisitorCaller } from '../auth/callers.js'
 import type { Fragment, Sql } from '../db/client.js'
 import { rooms } from '../events.js'
 
 /**
- * The one place that decides what a visitor may see of a conversation's messages. Private notes
+ * Who sees what: the one rule for which conversations a caller sees (conversationVisibleTo), and
+ * the one place that decides what a visitor may see of a conversation's messages. Private notes
  * (`private: true`, API.md section 12) are for the workspace's members only: every path that
  * shows messages (lists, the message:new fan-out, transcripts, previews, public routes) asks here.
  * Previews and the public routes need no filter because a note never moves lastMessageAt,
@@ -28,10 +29,40 @@ export function messageRooms(conversation: { workspaceId: string; guestId: strin
   return message.private ? [rooms.workspace(conversation.workspaceId)] : [rooms.workspace(conversation.workspaceId), rooms.guest(conversation.guestId)]
 }
 
+/** Who is looking: any Caller, or a list's member given by workspace and user (bench scripts). */
+export type Viewer =
+  | Pick<MemberCaller, 'kind' | 'workspaceId' | 'userId'>
+  | Pick<VisitorCaller, 'kind' | 'workspaceId' | 'guestId'>
+  | Exclude<Caller, MemberCaller | VisitorCaller>
+
+
+/**
+ * The one rule for who sees a conversation (docs/architecture.md): a member, the live
+ * conversations of its workspace; a visitor, the live conversations of its own guest; anyone
+ * else, none. Every statement that reads a conversation for a caller puts this condition in its
+ * WHERE, so a rule added here (private teams) holds on every path. `table` is how the statement
+ * names `conversations` (its alias `c`, or the table itself).
+ */
+export function conversationVisibleTo(sql: Sql, caller: Viewer, table: 'c' | 'conversations' = 'conversations'): Fragment {
+  const t = sql.unsafe(table)
+  if (caller.kind === 'member') {
+    // Private teams (API.md section 16): an agent outside the team does not see its conversations.
+    return sql`${t}.workspace_id = ${caller.workspaceId} AND ${t}.deleted_at IS NULL
+      AND (${t}.team_id IS NULL OR NOT EXISTS (
+        SELECT 1 FROM teams pt WHERE pt.id = ${t}.team_id AND pt.private
+          AND NOT EXISTS (SELECT 1 FROM team_members ptm WHERE ptm.team_id = pt.id AND ptm.user_id = ${caller.userId})
+          AND NOT EXISTS (SELECT 1 FROM members pm WHERE pm.workspace_id = pt.workspace_id AND pm.user_id = ${caller.userId} AND pm.role IN ('owner', 'admin'))))`
+  }
+  if (caller.kind === 'visitor') {
+    return sql`${t}.workspace_id = ${caller.workspaceId} AND ${t}.deleted_at IS NULL AND ${t}.guest_id = ${caller.guestId}::uuid`
+  }
+  return sql`false`
+}
+
 /*
  * Private teams (API.md section 16): a private team's conversations are seen only by the team's
- * members and by owners and admins. The rule is here once: `hiddenTeams` names what a caller may
- * not see, `teamVisible` filters a conversation query on it, `conversationRooms` picks the
+ * members and by owners and admins. The rule is here once: `conversationVisibleTo` above holds it for every
+ * statement, `hiddenTeams` names what a caller may not see (unread counters subtract them), `conversationRooms` picks the
  * sockets an event about a conversation may reach.
  */
 
@@ -44,13 +75,6 @@ export async function hiddenTeams(ctx: { sql: Sql; caller: Caller }): Promise<st
     WHERE t.workspace_id = ${c.workspaceId} AND t.private
       AND NOT EXISTS (SELECT 1 FROM team_members tm WHERE tm.team_id = t.id AND tm.user_id = ${c.userId})`
   return rows.map((r) => r.id)
-}
-
-/** The condition on a conversation aliased `alias` that leaves out `hidden` teams' conversations. */
-export function teamVisible(sql: Sql, hidden: string[], alias = 'c'): Fragment {
-  if (hidden.length === 0) return sql``
-  const col = sql.unsafe(`${alias}.team_id`)
-  return sql`AND (${col} IS NULL OR NOT (${col} = ANY(${hidden}::uuid[])))`
 }
 
 /**
