@@ -12,7 +12,7 @@ t.test('POST /channels', async (t) => {
   })
   t.equal(res.statusCode, 201)
   const ch = res.json()
-  t.same(Object.keys(ch).sort(), ['active', 'allowedOrigins', 'channelToken', 'createdAt', 'id', 'identitySecret', 'kind', 'name', 'requireChannelToken', 'widget'])
+  t.same(Object.keys(ch).sort(), ['active', 'allowedOrigins', 'channelToken', 'createdAt', 'defaultTeamId', 'id', 'identitySecret', 'kind', 'name', 'requireChannelToken', 'widget'])
   t.match(ch, { name: 'Shop', kind: 'web', active: true, requireChannelToken: true, channelToken: /^ct_.{20,}/, identitySecret: /^is_[0-9a-f]{64}$/ })
   t.same(ch.allowedOrigins, ['https://shop.example.com', 'http://localhost:8080'], 'stored as browsers send Origin, deduplicated')
   const plain = (await app.inject({ method: 'POST', url: '/channels', headers: ws.owner.headers, payload: { name: 'Plain' } })).json()

@@ -280,7 +280,7 @@ t.test('delete: soft, permission, second delete 404, messages refused, event', a
   t.same(ev.rooms, [`guest:${guest.guestId}`, `ws:${ws.workspaceId}`].sort())
   const [row] = await app.deps.sql`SELECT deleted_at FROM conversations WHERE id = ${c.id}`
   t.ok(row.deleted_at, 'the row stays (soft delete)')
-  t.same(await unreadCount(app, ws), { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }, 'it leaves the counts')
+  t.same(await unreadCount(app, ws), { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {}, byTeam: {} }, 'it leaves the counts')
 
   const second = await app.inject({ method: 'DELETE', url: `/conversations/${c.id}`, headers: ws.admin.headers })
   t.equal(second.statusCode, 404)
@@ -391,7 +391,7 @@ t.test('mark seen: members clear unread, the visitor moves its own mark', async 
   t.match(m.json(), { unreadCount: 0, seen: true })
   const ev = await events.waitFor((e) => e.event === 'conversation:updated' && e.payload.conversation.seen === true)
   t.same(ev.payload.conversation, m.json())
-  t.same(await unreadCount(app, ws), { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} })
+  t.same(await unreadCount(app, ws), { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {}, byTeam: {} })
 
   await send(app, guest.headers, c.id, 'three')
   t.match((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json(), { unreadCount: 1, seen: false })

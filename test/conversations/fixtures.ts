@@ -85,7 +85,7 @@ export async function bruteForceCounts(app: App, workspaceId: string, userId: st
   const seen = await app.deps.sql<{ id: string; micros: string | null }[]>`
     SELECT id, (extract(epoch from agent_last_seen_at) * 1000000)::bigint::text AS micros FROM conversations WHERE workspace_id = ${workspaceId}`
   const seenMark = new Map(seen.map((s) => [s.id, s.micros === null ? null : BigInt(s.micros)]))
-  const out = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} as Record<string, number> }
+  const out = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} as Record<string, number>, byTeam: {} as Record<string, number> }
   const unreadById: Record<string, number> = {}
   const storedById: Record<string, number> = {}
   for (const c of convs) {

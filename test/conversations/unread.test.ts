@@ -66,41 +66,41 @@ t.test('unread-count follows every operation', async (t) => {
   await app.deps.sql`UPDATE guests SET channel_id = ${ch2} WHERE id = ${g2.guestId}`
   const g2session = app.deps.visitorTokens.sign({ guestId: g2.guestId, channelId: ch2, workspaceId: ws.workspaceId }).token
   const g2headers = { 'x-visitor-session': g2session }
-  const zero = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }
+  const zero = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {}, byTeam: {} }
 
   const a = await startConversation(app, guest)
   t.same(await unreadCount(app, ws), zero, 'a new conversation is not unread')
   await send(app, guest.headers, a.id, 'one')
   await send(app, guest.headers, a.id, 'two')
-  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 2, byChannel: { [ws.channelId]: 1 } })
+  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 2, byChannel: { [ws.channelId]: 1 }, byTeam: {} })
   await send(app, ws.agent.headers, a.id, 'reply')
   t.same((await unreadCount(app, ws)).messages, 2, 'agent messages are not unread')
 
   const bRes = await app.inject({ method: 'POST', url: '/conversations', headers: g2headers, payload: { channelId: ch2, guestId: g2.guestId } })
   const b = bRes.json()
   await send(app, g2headers, b.id, 'other channel')
-  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } })
+  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} })
 
   await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.agent.userId })
-  t.same(await unreadCount(app, ws), { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'assign: mine for the agent')
+  t.same(await unreadCount(app, ws), { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'assign: mine for the agent')
   t.equal((await unreadCount(app, ws, ws.admin)).mine, 0, 'not mine for another member')
   await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.admin.userId })
   t.equal((await unreadCount(app, ws, ws.admin)).mine, 1, 'reassign moves it')
   t.equal((await unreadCount(app, ws)).mine, 0)
   await patch(app, ws.admin.headers, a.id, 'unassign-agent')
-  t.same(await unreadCount(app, ws, ws.admin), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'unassign')
+  t.same(await unreadCount(app, ws, ws.admin), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'unassign')
 
   await patch(app, ws.agent.headers, a.id, 'close')
-  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'close leaves the counts')
+  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 }, byTeam: {} }, 'close leaves the counts')
   t.equal((await app.inject({ method: 'GET', url: `/conversations/${a.id}`, headers: ws.agent.headers })).json().unreadCount, 2, 'but keeps its unreadCount')
   await patch(app, ws.agent.headers, a.id, 'reopen')
-  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'reopen brings it back')
+  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'reopen brings it back')
   await patch(app, ws.agent.headers, a.id, 'close')
   await send(app, guest.headers, a.id, 'three')
-  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 4, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'a guest message reopens and counts')
+  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 4, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'a guest message reopens and counts')
 
   await patch(app, ws.agent.headers, a.id, 'mark-seen')
-  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'mark seen')
+  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 }, byTeam: {} }, 'mark seen')
   await patch(app, g2headers, b.id, 'mark-seen')
   t.equal((await unreadCount(app, ws)).total, 1, 'a visitor mark-seen does not touch the agents counts')
 
@@ -137,7 +137,7 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   await send(app, og.headers, o.id, 'elsewhere')
   await patch(app, ws.admin.headers, b.id, 'assign-agent', { agentId: ws.agent.userId })
   const good = await unreadCount(app, ws)
-  t.same(good, { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 2 } })
+  t.same(good, { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 2 }, byTeam: {} })
 
   // Drift on purpose: a counter row and a conversation's own unread_count.
   await app.deps.sql`UPDATE unread_counters SET conversations = conversations + 5, messages = messages + 7 WHERE workspace_id = ${ws.workspaceId} AND scope = 'all'
@@ -161,7 +161,7 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   t.equal((await app.inject({ method: 'GET', url: `/conversations/${b.id}`, headers: ws.agent.headers })).json().unreadCount, 1)
   const again = (await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })).json()
   t.equal(again.corrected, false)
-  t.same(await unreadCount(app, other, other.agent), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [other.channelId]: 1 } }, 'another workspace untouched')
+  t.same(await unreadCount(app, other, other.agent), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [other.channelId]: 1 }, byTeam: {} }, 'another workspace untouched')
   const brute = await bruteForceCounts(app, ws.workspaceId, ws.agent.userId)
   t.same(await unreadCount(app, ws), brute.counts)
 
