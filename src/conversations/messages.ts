@@ -125,7 +125,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
   const result = out.result!
   if (result.created) {
     const conv = out.conversation
-    ctx.events.publish(messageRooms(conv, result.message), 'message:new', { conversationId: conv.id, message: result.message })
+    ctx.events.publish(await messageRooms(ctx.sql, conv, result.message), 'message:new', { conversationId: conv.id, message: result.message })
     if (mentioned) publishMentions(ctx, mentioned)
   }
   return result

@@ -24,9 +24,16 @@ export function visibleMessages(sql: Sql, audience: Audience): Fragment {
   return audience === 'members' ? sql`` : sql`AND NOT private`
 }
 
-/** The rooms a new message goes to: a note never reaches the guest's room. */
-export function messageRooms(conversation: { workspaceId: string; guestId: string }, message: { private: boolean }): string[] {
-  return message.private ? [rooms.workspace(conversation.workspaceId)] : [rooms.workspace(conversation.workspaceId), rooms.guest(conversation.guestId)]
+/**
+ * The rooms a new message goes to: a note never reaches the guest's room; a private team's
+ * conversation reaches only who may see it (conversationRooms below).
+ */
+export async function messageRooms(
+  sql: Sql,
+  conversation: { workspaceId: string; guestId: string; teamId?: string | null },
+  message: { private: boolean },
+): Promise<string[]> {
+  return conversationRooms(sql, conversation, message.private)
 }
 
 /** Who is looking: any Caller, or a list's member given by workspace and user (bench scripts). */

@@ -1,3 +1,4 @@
+import { hiddenTeams } from '../conversations/visibility.js'
 import { createHash } from 'node:crypto'
 import { memberOf, type Ctx } from '../context.js'
 import { keyPartIs, type Page } from '../cursor.js'
@@ -82,7 +83,17 @@ function decodePosition(key: unknown[]): Position {
  * cursor ("show older"). Searches run on their own small pool (ctx.searchSql), so they queue
  * among themselves and never hold the connections the inbox reads with.
  */
-export function searchConversations(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
+export async function searchConversations(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
+  // The shared page is the workspace's; a private team's conversations leave it for whoever may
+  // not see them (src/conversations/visibility.ts), after the shared execution. A page may then
+  // hold fewer items than `limit`; its cursor is unchanged.
+  const [page, hidden] = await Promise.all([sharedSearch(ctx, args), hiddenTeams(ctx)])
+  if (hidden.length === 0) return page
+  const skip = new Set(hidden)
+  return { ...page, data: page.data.filter((c) => !c.teamId || !skip.has(c.teamId)) }
+}
+
+function sharedSearch(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
   // Identical searches in flight share one execution: a page depends only on the workspace and
   // the arguments (no field of it is per member), so a request that arrives while the same page
   // is being computed takes that result, at most one search's duration old. Agents of one

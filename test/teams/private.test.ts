@@ -43,6 +43,16 @@ t.test("a private team's conversations: only its members, owners and admins", as
   t.match(outsider, { total: 1, unassigned: 1, messages: 1 }, 'not in the outsider’s totals')
   t.same(outsider.byTeam, {}, 'nor its byTeam')
 
+  const search = async (who: typeof insider) =>
+    (await app.inject({ method: 'GET', url: '/conversations/search?q=matter', headers: who.headers })).json().data.map((c: { id: string }) => c.id).sort()
+  t.same(await search(ws.agent), [open.id], 'not in a search')
+  t.same(await search(insider), [open.id, secret.id].sort(), 'an insider finds it')
+  events.clear()
+  await send(app, guest.headers, secret.id, 'still private')
+  const message = await events.waitFor((e) => e.event === 'message:new' && e.payload.conversationId === secret.id)
+  t.notOk(message.rooms.includes(rooms.workspace(ws.workspaceId)), 'its messages are not sent to the whole workspace')
+  t.ok(message.rooms.includes(rooms.guest(guest.guestId)), 'but to its visitor')
+
   // Insiders, owners and admins see it, and count it.
   for (const who of [insider, ws.owner, ws.admin]) {
     t.equal((await app.inject({ method: 'GET', url: `/conversations/${secret.id}`, headers: who.headers })).statusCode, 200)
