@@ -239,6 +239,8 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     STORAGE_DIR: storageDir,
     // The load comes from one client address: the per-address widget limit would answer 429.
     SUPPORT_RATE_LIMIT_PER_MIN: '1000000000',
+    // The routing scenario's visitors all come from this one address too.
+    VISITOR_CONVERSATIONS_PER_ADDRESS_PER_HOUR: '1000000000',
     ...secrets,
   }
   step(`starting the API (node dist/src/server.js) on :${apiPort}${opts.cpuProf ? `, profiling into ${profDir}` : ''}`)
@@ -275,6 +277,7 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     runTag: `${stamp}_${process.pid}`,
     secrets,
     storageDir,
+    redis: { url: opts.redisUrl, prefix: redisPrefix },
     headers: { largest: await headersFor(meta.seed.largest), small: await headersFor(meta.seed.small) },
   }
 }

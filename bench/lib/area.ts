@@ -17,6 +17,8 @@ export interface BenchRun {
   secrets: { AUTH_JWT_SECRET: string; VISITOR_SESSION_SECRET: string; CURSOR_SECRET: string; PROVIDER_A_WEBHOOK_SECRET: string }
   /** The API's STORAGE_DIR (local driver): a temporary directory, removed at the end. */
   storageDir: string
+  /** The API's Redis (presence, events): scenarios that act as a gateway write there. */
+  redis: { url: string; prefix: string }
   /** An owner's headers in the largest and in the small workspace. */
   headers: { largest: Record<string, string>; small: Record<string, string> }
 }

@@ -7,9 +7,10 @@ import { ceilings } from './ceilings.js'
 import { conversations } from './conversations.js'
 import { health } from './health.js'
 import { lists } from './lists.js'
+import { routing } from './routing.js'
 import { search } from './search.js'
 import { support } from './support.js'
 import { unread } from './unread.js'
 
 /** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
-export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments, support, analytics]
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments, support, analytics, routing]
