@@ -96,6 +96,11 @@ export async function mutateConversation<T = undefined>(
     // A private team's conversation reaches only who may see it now (after a team change too).
     ctx.events.publish(await conversationRooms(ctx.sql, { ...row, teamId: out.conversation?.teamId ?? row.teamId }), 'conversation:updated', payload)
   }
+  // A conversation that left a queue by hand (assigned, closed, moved, deleted): the visitors
+  // behind it moved up.
+  if (changed && row.queuedAt && row.teamId && (!out.conversation?.queuedAt || out.conversation.teamId !== row.teamId)) {
+    ctx.routing.positions(row.teamId)
+  }
   if (m.route) {
     ctx.routing.teams(m.route.teams ?? [])
     for (const u of m.route.members ?? []) if (u) ctx.routing.member(row.workspaceId, u)

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import type { Log } from '../logger.js'
 import type { Signals } from '../signals.js'
-import { queuedTeams, routeTeam, teamsOf, type RoutingDeps } from './routing.js'
+import { announcePositions, queuedTeams, routeTeam, teamsOf, type RoutingDeps } from './routing.js'
 
 /**
  * When routing runs in this process (docs/routing.md): on request after a commit that may make
@@ -13,6 +13,8 @@ import { queuedTeams, routeTeam, teamsOf, type RoutingDeps } from './routing.js'
 export interface Router {
   /** Routes these teams soon (after the caller's commit). Never throws. */
   teams(teamIds: (string | null | undefined)[]): void
+  /** Tells the first queued visitors of a team their place (a conversation left its queue by hand). */
+  positions(teamId: string): void
   /** Routes every team of this member (a slot freed, the member came online). */
   member(workspaceId: string, userId: string): void
   /** Starts the sweep and the signal subscription (the API process). */
@@ -75,6 +77,9 @@ export function createRouter(config: Pick<Config, 'ROUTING_SWEEP_MS'>, deps: () 
     },
     member(workspaceId, userId) {
       if (!stopped) member(workspaceId, userId)
+    },
+    positions(teamId) {
+      announcePositions(deps(), teamId).catch((err: Error) => log().warn({ err: { message: err.message }, teamId }, 'queue positions not sent'))
     },
     start(signals) {
       unsubscribe = signals.onMemberOnline((s) => member(s.workspaceId, s.userId))

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { patch, startConversation } from '../conversations/fixtures.js'
+import { listenEvents, patch, startConversation } from '../conversations/fixtures.js'
 import { addToTeam, createTeam, setDefaultTeam } from './fixtures.js'
 
 /** /teams (API.md section 16): the routes, their errors, a channel's default team, a conversation's team. */
@@ -53,7 +53,8 @@ t.test('teams: create, read, update, delete, members, errors', async (t) => {
 })
 
 t.test("a channel's default team, a conversation's team, the queue and history reasons", async (t) => {
-  const { app } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const { app, redisPrefix } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const events = await listenEvents(t, redisPrefix)
   const ws = await seedWorkspace(app)
   const other = await seedWorkspace(app, 'Other')
   const auto = await createTeam(app, ws.owner, { name: 'Support', assignment: 'balanced' })
@@ -84,13 +85,17 @@ t.test("a channel's default team, a conversation's team, the queue and history r
   t.equal(assigned.json().queuedAt, null)
   const q2 = await app.inject({ method: 'GET', url: `/teams/${auto.id}/queue`, headers: ws.agent.headers })
   t.same(q2.json().data.map((q: { conversationId: string; position: number }) => [q.conversationId, q.position]), [[c2.id, 1]], 'the next moves up')
+  const moved = await events.waitFor(
+    (e) => e.event === 'conversation:updated' && e.payload.conversation.id === c2.id && e.payload.conversation.queue?.position === 1,
+  )
+  t.same(moved.rooms, [`guest:${guest.guestId}`], "the visitor hears of its new place, in its own room only")
 
   // Moving to a team the assignee is not in unassigns it (TEAM_CHANGED); a manual team queues nothing.
   const bad = await patch(app, ws.admin.headers, c1.id, 'team', { teamId: foreign.id })
   t.equal(bad.statusCode, 400)
   t.equal(bad.json().code, 'INVALID_TEAM')
-  const moved = await patch(app, ws.admin.headers, c1.id, 'team', { teamId: manual.id })
-  t.match(moved.json(), { teamId: manual.id, assignedAgentId: null, queuedAt: null })
+  const toManual = await patch(app, ws.admin.headers, c1.id, 'team', { teamId: manual.id })
+  t.match(toManual.json(), { teamId: manual.id, assignedAgentId: null, queuedAt: null })
   // Back into the auto team, unassigned: queued again; unassign of an auto team's conversation queues.
   const back = await patch(app, ws.admin.headers, c1.id, 'team', { teamId: auto.id })
   t.ok(back.json().queuedAt)
