@@ -70,7 +70,7 @@ export const routing: Area = {
       const presence = new PresenceStore({ redis, prefix: run.redis.prefix, gatewayId: randomUUID(), entryTtlMs: 3_600_000 })
       for (const t of teams) await Promise.all(t.members.map((u) => presence.add(workspaceId, u, randomUUID())))
       await redis.quit()
-      const tokens = createVisitorTokens({ VISITOR_SESSION_SECRET: run.secrets.VISITOR_SESSION_SECRET, VISITOR_SESSION_TTL_DAYS: 30 } as unknown as Config)
+      const tokens = createVisitorTokens({ VISITOR_SESSION_SECRET: run.secrets.VISITOR_SESSION_SECRET, VISITOR_SESSION_TTL_S: 3600 } as unknown as Config)
       const visitors = Array.from({ length: ROUTED }, (_, i) => ({ guestId: randomUUID(), channelId: teams[i % TEAMS].channelId }))
       await sql`
         INSERT INTO guests (id, workspace_id, channel_id, name)
