@@ -4,7 +4,7 @@ import type { TeamAssignment } from '../db/schema.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from '../conversations/counters.js'
 import { addHistory } from '../conversations/history.js'
 import { conversationRooms } from '../conversations/visibility.js'
-import { findConversationView } from '../conversations/view.js'
+import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from '../conversations/view.js'
 import { rooms } from '../events.js'
 import { estimatedWait, POSITION_EVENTS_MAX, recordQueueExit } from './queue.js'
 
@@ -84,7 +84,10 @@ export async function routeTeam(deps: RoutingDeps, teamId: string): Promise<numb
   if (online.length === 0) return 0
 
   const result = await sql.begin(async (tx) => passInTransaction(tx, teamId, team.workspaceId, online))
-  if (result.assigned.length > 0) await announce(deps, teamId, result)
+  // Events after commit, without holding up the next pass of this team.
+  if (result.assigned.length > 0) {
+    announce(deps, teamId, result).catch((err: Error) => deps.log.warn({ err: { message: err.message }, teamId }, 'routing events not sent'))
+  }
   return result.assigned.length
 }
 
@@ -150,15 +153,17 @@ async function passInTransaction(tx: Sql, teamId: string, workspaceId: string, o
 /**
  * After commit: conversation:updated for each assigned conversation, and for the conversations
  * still queued within the first POSITION_EVENTS_MAX places, whose position moved, to their
- * visitor with `queue`.
+ * visitor with `queue`. Two reads whatever the numbers (the views by id, the queue's head).
  */
 async function announce(deps: RoutingDeps, teamId: string, pass: PassResult) {
   const { sql, events } = deps
-  for (const a of pass.assigned) {
-    const conversation = await findConversationView(sql, a.id)
-    if (!conversation) continue
-    const to = await conversationRooms(sql, { workspaceId: pass.workspaceId, guestId: a.guestId, teamId })
-    events.publish(to, 'conversation:updated', { conversation: { ...conversation, queue: null } })
+  const rows = await sql<ConversationRecord[]>`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.id = ANY(${pass.assigned.map((a) => a.id)}::uuid[]) AND c.deleted_at IS NULL`
+  const to = await conversationRooms(sql, { workspaceId: pass.workspaceId, guestId: '', teamId }, true)
+  for (const r of rows) {
+    const conversation = { ...toConversationView(r), queue: null }
+    events.publish([...to, rooms.guest(r.guestId)], 'conversation:updated', { conversation })
   }
   await announcePositions(deps, teamId)
 }
@@ -166,16 +171,15 @@ async function announce(deps: RoutingDeps, teamId: string, pass: PassResult) {
 /** Tells the first POSITION_EVENTS_MAX queued visitors of `teamId` their place. */
 export async function announcePositions(deps: RoutingDeps, teamId: string) {
   const { sql, events } = deps
-  const head = await sql<{ id: string; guestId: string }[]>`
-    SELECT id, guest_id AS "guestId" FROM conversations
-    WHERE team_id = ${teamId} AND queued_at IS NOT NULL AND deleted_at IS NULL
-    ORDER BY queued_at, id LIMIT ${POSITION_EVENTS_MAX}`
+  const head = await sql<ConversationRecord[]>`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.team_id = ${teamId} AND c.queued_at IS NOT NULL AND c.deleted_at IS NULL
+    ORDER BY c.queued_at, c.id LIMIT ${POSITION_EVENTS_MAX}`
   if (head.length === 0) return
   const estimatedWaitSeconds = await estimatedWait(sql, teamId)
-  for (const [i, h] of head.entries()) {
-    const conversation = await findConversationView(sql, h.id)
-    if (!conversation || !conversation.queuedAt) continue
-    events.publish([rooms.guest(h.guestId)], 'conversation:updated', { conversation: { ...conversation, queue: { position: i + 1, estimatedWaitSeconds } } })
+  for (const [i, r] of head.entries()) {
+    const conversation = { ...toConversationView(r), queue: { position: i + 1, estimatedWaitSeconds } }
+    events.publish([rooms.guest(r.guestId)], 'conversation:updated', { conversation })
   }
 }
 
