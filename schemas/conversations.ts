@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, conversationStatus, senderTypes } from '../src/db/schema.js'
+import { assignmentActions, conversationPriorities, conversationStatus, senderTypes } from '../src/db/schema.js'
 import { presenceStatuses } from '../src/presence.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
@@ -7,6 +7,10 @@ import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid 
 /** Request and response shapes of /conversations and /api/public/conversations (src/conversations/). */
 
 export const ConversationStatus = Literals(conversationStatus)
+/** A conversation's priority (API.md section 17); null is none. */
+export const Priority = Literals(conversationPriorities)
+/** A label as a conversation shows it (the full Label is in schemas/triage.ts). */
+export const LabelRef = Type.Object({ id: Uuid, name: Type.String(), color: Type.String() })
 
 export const Conversation = Type.Object(
   {
@@ -26,6 +30,10 @@ export const Conversation = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
     closedAt: Nullable(Timestamp),
+    /** Section 17: its labels by name, its priority, and the wake-up time while SNOOZED until one. */
+    labels: Type.Array(LabelRef),
+    priority: Nullable(Priority),
+    snoozedUntil: Nullable(Timestamp),
   },
   { $id: 'Conversation' },
 )

@@ -13,6 +13,7 @@ import { createSharedState } from './mode.js'
 import { queues } from './queues.js'
 import { SEARCH_SESSION } from './search/search.js'
 import { createStorage } from './storage/storage.js'
+import { startSnoozeSweeper, type Sweeper } from './triage/wake.js'
 
 export interface Runtime {
   deps: Deps
@@ -62,10 +63,17 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     providerB: createProviderBVerifier(config, log),
     storage: createStorage(config),
   }
-  if (config.JOBS_WORKER) await jobs.startWorkers(deps)
+  let sweeper: Sweeper | null = null
+  if (config.JOBS_WORKER) {
+    await jobs.startWorkers(deps)
+    sweeper = startSnoozeSweeper(deps, config.SNOOZE_SWEEP_INTERVAL_MS)
+  }
   return {
     deps,
-    drain: () => jobs.stop(),
+    drain: async () => {
+      await sweeper?.stop()
+      await jobs.stop()
+    },
     async close() {
       mailer.close()
       deps.storage.close()

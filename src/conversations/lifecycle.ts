@@ -72,6 +72,16 @@ export interface MutationOutcome<T> {
 }
 
 /**
+ * A change made by the system (a job, the snooze sweep) rather than a member or visitor: the
+ * workspace is named, and `skipLocked` treats a row another transaction holds as not found (the
+ * sweep leaves it to whoever holds it).
+ */
+export interface SystemMutation {
+  workspaceId: string
+  skipLocked?: boolean
+}
+
+/**
  * The one way to change a conversation: in one transaction, take the workspace's counter lock
  * (shared), lock the row the caller may see (FOR UPDATE), run `change`, apply the counter delta
  * between the locked and the updated row, read the view; after commit, publish.
@@ -80,17 +90,18 @@ export async function mutateConversation<T = undefined>(
   ctx: Ctx,
   id: string,
   change: (sql: Sql, row: LockedConversation) => Promise<Mutation<T>>,
+  system?: SystemMutation,
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
-  const ws = workspaceOf(ctx)
-  const guest = guestOf(ctx)
+  const ws = system?.workspaceId ?? workspaceOf(ctx)
+  const guest = system ? null : guestOf(ctx)
   const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
       SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
       WHERE id = ${id} AND workspace_id = ${ws} AND deleted_at IS NULL
         AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid)
-      FOR UPDATE`
+      FOR UPDATE ${system?.skipLocked ? sql`SKIP LOCKED` : sql``}`
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
     if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
@@ -113,7 +124,7 @@ export const COUNTER_RETURNING = `status, deleted_at IS NOT NULL AS deleted, ass
   channel_id AS "channelId", unread_count AS "unreadCount"`
 
 /** `set` is a tagged fragment (sql`pinned = ${pinned}`): values stay parameters. */
-async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState> {
+export async function updateRow(sql: Sql, id: string, set: Fragment): Promise<CounterState> {
   const [after] = await sql<CounterState[]>`
     UPDATE conversations SET ${set}, updated_at = clock_timestamp() WHERE id = ${id}
     RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
@@ -175,7 +186,7 @@ export async function insertConversation(
 /** DELETE /conversations/:id: soft delete; leaves every list and count (its mentions' too). */
 export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
   await mutateConversation(ctx, id, async (sql) => {
-    const after = await update(sql, id, sql`deleted_at = clock_timestamp()`)
+    const after = await updateRow(sql, id, sql`deleted_at = clock_timestamp()`)
     await removeConversationMentions(sql, id)
     // Its files are 404 at once (media checks deleted_at); the cleanup job removes their bytes.
     await sql`UPDATE attachments SET purge_at = clock_timestamp() WHERE conversation_id = ${id} AND purge_at IS NULL`
@@ -195,7 +206,7 @@ export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
       WHERE workspace_id = ${row.workspaceId} AND user_id = ${agentId} AND status = 'active'`
     if (!agent) throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
     if (row.assignedAgentId === agentId) return {}
-    const after = await update(sql, id, sql`assigned_agent_id = ${agentId}`)
+    const after = await updateRow(sql, id, sql`assigned_agent_id = ${agentId}`)
     await addHistory(sql, row, 'ASSIGNED', agentId, member.userId)
     return { after }
   })
@@ -206,7 +217,7 @@ export async function unassignAgent(ctx: Ctx, id: string) {
   const member = memberOf(ctx)
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.assignedAgentId === null) return {}
-    const after = await update(sql, id, sql`assigned_agent_id = NULL`)
+    const after = await updateRow(sql, id, sql`assigned_agent_id = NULL`)
     await addHistory(sql, row, 'UNASSIGNED', null, member.userId)
     return { after }
   })
@@ -251,31 +262,41 @@ export async function markSeen(ctx: Ctx, id: string) {
   }
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.unreadCount === 0) return {}
-    const after = await update(sql, id, sql`unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)`)
+    const after = await updateRow(sql, id, sql`unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)`)
     return { after }
   })
 }
 
-/** PATCH /:id/close: RESOLVED with closedAt; a resolved (or legacy CLOSED) one stays as it is. */
+/** RESOLVED or legacy CLOSED. */
+export const isClosedStatus = (status: string) => status === 'RESOLVED' || status === 'CLOSED'
+
+/**
+ * PATCH /:id/close: RESOLVED with closedAt, from OPEN, PENDING or SNOOZED (a snooze ends with it);
+ * a resolved (or legacy CLOSED) one stays as it is.
+ */
 export async function closeConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
-    if (row.status !== 'OPEN') return {}
+    if (isClosedStatus(row.status)) return {}
     const [after] = await sql<(CounterState & { closedAt: string })[]>`
-      UPDATE conversations SET status = 'RESOLVED', closed_at = clock_timestamp(), updated_at = clock_timestamp() WHERE id = ${id}
+      UPDATE conversations SET status = 'RESOLVED', closed_at = clock_timestamp(), snoozed_until = NULL, updated_at = clock_timestamp() WHERE id = ${id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}, closed_at AS "closedAt"`
     await recordResolved(sql, row, after.closedAt)
     return { after }
   })
 }
 
-/** PATCH /:id/reopen: OPEN, closedAt null; an open one stays as it is. */
+/**
+ * PATCH /:id/reopen: OPEN, closedAt null, from RESOLVED, CLOSED, PENDING or SNOOZED; an open one
+ * stays as it is. Only a resolved one's reopen is an analytics reopen (a new open period): a
+ * PENDING or SNOOZED conversation never left its period.
+ */
 export async function reopenConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status === 'OPEN') return {}
     const [after] = await sql<(CounterState & { at: string })[]>`
-      UPDATE conversations SET status = 'OPEN', closed_at = NULL, updated_at = clock_timestamp() WHERE id = ${id}
+      UPDATE conversations SET status = 'OPEN', closed_at = NULL, snoozed_until = NULL, updated_at = clock_timestamp() WHERE id = ${id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}, updated_at AS at`
-    await recordReopened(sql, row, after.at)
+    if (isClosedStatus(row.status)) await recordReopened(sql, row, after.at)
     return { after }
   })
 }
@@ -284,6 +305,6 @@ export async function reopenConversation(ctx: Ctx, id: string) {
 export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.pinned === pinned) return {}
-    return { after: await update(sql, id, sql`pinned = ${pinned}`) }
+    return { after: await updateRow(sql, id, sql`pinned = ${pinned}`) }
   })
 }
