@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, conversationPriorities, conversationStatus, senderTypes } from '../src/db/schema.js'
-import { presenceStatuses } from '../src/presence.js'
+import { assignmentActions, conversationPriorities, conversationStatus, presenceStatuses, senderTypes } from '../src/db/schema.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 

@@ -7,9 +7,10 @@ export const PageVisit = Type.Object({ url: Type.String(), title: Type.String(),
 
 const AttributeValue = Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()])
 const AttributeName = { minLength: 1, maxLength: 64 }
+const ATTRIBUTES_RULE = 'A flat object of at most 50 keys (1..64 characters) with string (up to 500 characters), number or boolean values'
 
 /** A flat object of at most 50 keys (1..64 chars) with string (<= 500 chars), number or boolean values. */
-export const Attributes = Type.Object({}, { additionalProperties: AttributeValue, maxProperties: 50, propertyNames: AttributeName })
+export const Attributes = Type.Object({}, { additionalProperties: AttributeValue, maxProperties: 50, propertyNames: AttributeName, description: ATTRIBUTES_RULE })
 
 export const Visitor = Type.Object(
   {
@@ -55,7 +56,10 @@ export const UpdateVisitorBody = Type.Object(
     name: Type.Optional(Name),
     email: Type.Optional(Nullable(Email)),
     attributes: Type.Optional(
-      Type.Object({}, { additionalProperties: Type.Union([AttributeValue, Type.Null()]), maxProperties: 50, propertyNames: AttributeName }),
+      Type.Object(
+        {},
+        { additionalProperties: Type.Union([AttributeValue, Type.Null()]), maxProperties: 50, propertyNames: AttributeName, description: `${ATTRIBUTES_RULE}; null removes a key` },
+      ),
     ),
   },
   { additionalProperties: false, minProperties: 1 },

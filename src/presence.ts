@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis'
+import type { PresenceStatus } from './db/schema.js'
 
 /**
  * Members' presence, kept in Redis by the gateway (src/gateway) and read by the API
@@ -15,9 +16,6 @@ import type { Redis } from 'ioredis'
  *   expiry among that member's sockets; gateways sweep the entries in the past to announce the
  *   members whose gateway died.
  */
-export const presenceStatuses = ['online', 'away', 'offline'] as const
-export type PresenceStatus = (typeof presenceStatuses)[number]
-
 export const presenceKeys = {
   sockets: (prefix: string, workspaceId: string, userId: string) => `${prefix}presence:${workspaceId}:${userId}`,
   away: (prefix: string, workspaceId: string) => `${prefix}presence-away:${workspaceId}`,

@@ -21,7 +21,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const token = request.headers['x-channel-token']
       const { body, etag } = await widgetConfig(request.ctx, request.params.channelId, typeof token === 'string' ? token : undefined)
-      reply.header('etag', etag).header('cache-control', 'public, max-age=30')
+      // The answer depends on x-channel-token (401 without the right one): a shared cache must
+      // key on it, or it hands a token-protected channel's 200 to callers without the token.
+      // Appended: CORS has already set Vary: Origin.
+      const vary = reply.getHeader('vary')
+      reply
+        .header('etag', etag)
+        .header('cache-control', 'public, max-age=30')
+        .header('vary', vary ? `${String(vary)}, x-channel-token` : 'x-channel-token')
       if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
       return body
     },

@@ -95,8 +95,11 @@ export async function* csvRows(pool: Pool, s: Scope, batch = CSV_BATCH): AsyncGe
   }
 }
 
-/** Spreadsheets run a cell starting with one of these as a formula: it gets a leading '. */
-const FORMULA_START = /^[=+\-@]/
+/**
+ * Spreadsheets run a cell starting with one of these as a formula: it gets a leading '. A tab or
+ * carriage return counts too: some readers drop it and run what follows (OWASP's list).
+ */
+const FORMULA_START = /^[=+\-@\t\r]/
 
 /** A cell's text: empty for null, formula-looking text neutralised. */
 export function csvCell(value: unknown): string {
@@ -106,9 +109,10 @@ export function csvCell(value: unknown): string {
 }
 
 /**
- * GET /analytics/conversations.csv: RFC 4180 (CRLF line ends, quotes where needed, doubled
- * quotes) from csv-stringify, header first, no BOM. The range is checked before the first byte,
- * so a bad query is a 400 with the error body, never a half-sent file.
+ * GET /analytics/conversations.csv: RFC 4180 (CRLF line ends, a cell holding a line break, a
+ * quote or a comma quoted, quotes doubled) from csv-stringify, header first, no BOM. The range
+ * is checked before the first byte, so a bad query is a 400 with the error body, never a
+ * half-sent file.
  */
 export async function conversationsCsv(ctx: Ctx, q: RangeQuery): Promise<Transform> {
   const { workspaceId } = memberOf(ctx)
@@ -118,6 +122,10 @@ export async function conversationsCsv(ctx: Ctx, q: RangeQuery): Promise<Transfo
     header: true,
     columns: [...CSV_COLUMNS],
     record_delimiter: 'windows',
+    // csv-stringify quotes a cell holding the delimiter, a quote or the whole record delimiter
+    // (\r\n) only: a lone \n or \r would let a reader start a new row inside a cell (and a
+    // formula at its start). Any line break is quoted.
+    quoted_match: /[\r\n]/,
     cast: { string: csvCell, number: (v) => csvCell(v) },
   })
   const source = Readable.from(rows)

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto'
 import type { Fragment, Sql } from '../db/client.js'
-import type { MetricKind } from '../db/schema.js'
+import type { conversations, MetricKind } from '../db/schema.js'
 
 /**
  * Recording the analytics events (docs/analytics.md). Every function runs inside the transaction
@@ -11,17 +11,12 @@ import type { MetricKind } from '../db/schema.js'
  */
 
 /** The conversation as the recording needs it: the locked row (src/conversations/lifecycle.ts). */
-export interface MetricConversation {
-  id: string
-  workspaceId: string
-  channelId: string
-  assignedAgentId: string | null
-  /** Reopens so far. */
-  cycle: number
-  /** Creation or the last reopen. */
+export type MetricConversation = Pick<
+  typeof conversations.$inferSelect,
+  'id' | 'workspaceId' | 'channelId' | 'assignedAgentId' | 'cycle' | 'awaitingReply' | 'publicMessages'
+> & {
+  /** Creation or the last reopen: COALESCE(cycle_started_at, created_at), never null. */
   cycleStartedAt: string
-  awaitingReply: boolean
-  publicMessages: number
 }
 
 interface EventInput {

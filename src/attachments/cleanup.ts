@@ -1,16 +1,13 @@
 import type { Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
+import type { attachments } from '../db/schema.js'
 import type { QueueDefinition } from '../jobs.js'
 
 export const CLEANUP_QUEUE = 'attachments-cleanup'
 /** Rows handled per statement: one batch is the most a run holds in memory. */
 export const CLEANUP_BATCH = 200
 
-interface Doomed {
-  id: string
-  storageKey: string
-  thumbKey: string | null
-}
+type Doomed = Pick<typeof attachments.$inferSelect, 'id' | 'storageKey' | 'thumbKey'>
 
 /**
  * Deletes what no one may read any more, bytes first, then rows: uploads never attached within

@@ -1,9 +1,10 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
 import type { VisitorSessionView } from '../../schemas/auth.js'
 import type { Ctx } from '../context.js'
 import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
 import { badRequest, forbidden, unauthorized } from '../errors.js'
+import { checkChannelToken } from './channel-token.js'
 import { TokenError } from './tokens.js'
 
 export interface BootstrapInput {
@@ -23,13 +24,6 @@ export interface BootstrapHeaders {
 export interface BootstrapResult {
   created: boolean
   body: VisitorSessionView
-}
-
-/** Equal-time comparison of two strings of any length (hashing first hides the length too). */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest()
-  const hb = createHash('sha256').update(b).digest()
-  return timingSafeEqual(ha, hb)
 }
 
 /** API.md: hex HMAC-SHA256 of the trimmed, lower-cased e-mail, keyed with the identitySecret string. */
@@ -59,9 +53,7 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
       throw forbidden('This origin may not use the channel', 'ORIGIN_NOT_ALLOWED')
     }
   }
-  if (channel.requireChannelToken && (!headers.channelToken || !safeEqual(headers.channelToken, channel.channelToken))) {
-    throw unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
-  }
+  checkChannelToken(channel, headers.channelToken)
   const verified = input.identityHash !== undefined
   if (verified && input.email === undefined) throw badRequest("field 'email' is required with identityHash")
   if (verified && !hashMatches(channel.identitySecret, input.email!, input.identityHash!)) {

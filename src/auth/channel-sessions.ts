@@ -1,11 +1,9 @@
 import type { Sql } from '../db/client.js'
+import type { channels } from '../db/schema.js'
 
 /** What a visitor session's validity depends on: its channel's state. */
-export interface ChannelSessionState {
-  active: boolean
-  /** Sessions signed under an older epoch are revoked (bumped when the channel is deactivated). */
-  sessionEpoch: number
-}
+/** Sessions signed under an older `sessionEpoch` are revoked (bumped when the channel is deactivated). */
+export type ChannelSessionState = Pick<typeof channels.$inferSelect, 'active' | 'sessionEpoch'>
 
 /**
  * Channel state for every visitor request, cached in memory like memberships (MEMBER_CACHE_TTL_MS,

@@ -68,24 +68,30 @@ export const JWKS_MAX_AGE_MS = 10 * 60_000
 function createJwksKeys(url: URL, timeoutMs: number) {
   const remote = createRemoteJWKSet(url, { timeoutDuration: timeoutMs })
   let local: ReturnType<typeof createLocalJWKSet> | undefined
+  /** When the set in use was fetched (its age decides a background refresh). */
   let fetchedAt = -Infinity
-  let failedAt = -Infinity
+  /**
+   * How the last fetch ended, and when. Within the cooldown an unknown kid is answered from it:
+   * 401 when it delivered a set without the kid, 503 when it failed (the key may exist; it
+   * could not be fetched), even though an older set is still in use for known kids.
+   */
+  let last: { at: number; ok: boolean } = { at: -Infinity, ok: true }
   let pending: Promise<void> | undefined
   const pems = new WeakMap<object, string>()
 
   const refresh = () =>
     (pending ??= remote
       .reload()
-      .then(
-        () => {
-          local = createLocalJWKSet(remote.jwks()!)
-          fetchedAt = Date.now()
-        },
-        (err: unknown) => {
-          failedAt = Date.now()
-          throw new IdpUnavailableError(`identity provider keys unavailable: ${(err as Error).message}`)
-        },
-      )
+      .then(() => {
+        local = createLocalJWKSet(remote.jwks()!)
+        fetchedAt = Date.now()
+        last = { at: fetchedAt, ok: true }
+      })
+      // After the success step too: a set that was fetched but cannot be used is a failed fetch.
+      .catch((err: unknown) => {
+        last = { at: Date.now(), ok: false }
+        throw new IdpUnavailableError(`identity provider keys unavailable: ${(err as Error).message}`)
+      })
       .finally(() => {
         pending = undefined
       }))
@@ -109,12 +115,13 @@ function createJwksKeys(url: URL, timeoutMs: number) {
     async publicKey(alg: string, kid: string): Promise<string> {
       const now = Date.now()
       const known = local && (await lookup(local, alg, kid))
+      const coolingDown = now - last.at < UNKNOWN_KID_COOLDOWN_MS
       if (known) {
-        if (now - fetchedAt > JWKS_MAX_AGE_MS && now - failedAt > UNKNOWN_KID_COOLDOWN_MS) refresh().catch(() => {})
+        if (now - fetchedAt > JWKS_MAX_AGE_MS && !coolingDown) refresh().catch(() => {})
         return known
       }
-      if (now - failedAt < UNKNOWN_KID_COOLDOWN_MS) throw new IdpUnavailableError('identity provider keys unavailable (recent fetch failed)')
-      if (now - fetchedAt < UNKNOWN_KID_COOLDOWN_MS) throw new TokenError('unknown kid')
+      if (coolingDown && !last.ok) throw new IdpUnavailableError('identity provider keys unavailable (the last fetch failed)')
+      if (coolingDown) throw new TokenError('unknown kid')
       await refresh()
       const fetched = await lookup(local!, alg, kid)
       if (!fetched) throw new TokenError('unknown kid')

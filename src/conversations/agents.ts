@@ -1,7 +1,7 @@
 import type { AvailableAgentView } from '../../schemas/conversations.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
-import type { PresenceStatus } from '../presence.js'
+import type { PresenceStatus } from '../db/schema.js'
 
 
 const RANK: Record<PresenceStatus, number> = { online: 0, away: 1, offline: 2 }

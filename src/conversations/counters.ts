@@ -1,7 +1,7 @@
 import type { CounterSnapshotView, ReconcileResultView, UnreadCountView } from '../../schemas/conversations.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
-import type { ConversationStatus } from '../db/schema.js'
+import type { conversations } from '../db/schema.js'
 
 /**
  * Unread counters (API.md section 5, DESIGN-NOTES "Unread counters that never drift").
@@ -21,12 +21,9 @@ import type { ConversationStatus } from '../db/schema.js'
 export const UNREAD_SLOTS = 4
 
 /** What of a conversation the counters depend on. `null`: the conversation does not exist. */
-export interface CounterState {
-  status: ConversationStatus
+export type CounterState = Pick<typeof conversations.$inferSelect, 'status' | 'assignedAgentId' | 'channelId' | 'unreadCount'> & {
+  /** deleted_at IS NOT NULL */
   deleted: boolean
-  assignedAgentId: string | null
-  channelId: string
-  unreadCount: number
 }
 
 export interface ScopeDelta {

@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid'
 import { memberOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
-import type { AssignmentAction } from '../db/schema.js'
+import type { AssignmentAction, conversations } from '../db/schema.js'
 import { badRequest, conversationNotFound, forbidden, guestNotFound, tooManyOpenConversations } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
@@ -15,15 +15,9 @@ import { applyCountersDelta, countersDelta, lockCountersShared, type CounterStat
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
 /** The locked conversation row, as the rules need it (its analytics state included). */
-export interface LockedConversation extends CounterState, MetricConversation {
-  id: string
-  workspaceId: string
-  channelId: string
-  guestId: string
-  pinned: boolean
-  lastMessageAt: string
-  agentLastSeenAt: string | null
-}
+export type LockedConversation = CounterState &
+  MetricConversation &
+  Pick<typeof conversations.$inferSelect, 'id' | 'workspaceId' | 'channelId' | 'guestId' | 'pinned' | 'lastMessageAt' | 'agentLastSeenAt'>
 
 const LOCK_COLUMNS = `
   id, workspace_id AS "workspaceId", channel_id AS "channelId", guest_id AS "guestId", status, pinned,

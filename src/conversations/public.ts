@@ -1,5 +1,5 @@
 import type { Ctx } from '../context.js'
-import type { ConversationStatus } from '../db/schema.js'
+import type { conversations, members } from '../db/schema.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
@@ -10,15 +10,10 @@ import { isUuid } from '../uuid.js'
  * conversation still answers (deleted: true) so a widget can tell "gone" from "never existed";
  * an id that never existed, or is not a UUID, is 404.
  */
-interface PublicRow {
-  id: string
-  status: ConversationStatus
-  assignedAgentId: string | null
-  createdAt: string
-  lastMessageAt: string
-  deletedAt: string | null
-  agentName: string | null
-  agentAvatarUrl: string | null
+type PublicRow = Pick<typeof conversations.$inferSelect, 'id' | 'status' | 'assignedAgentId' | 'createdAt' | 'lastMessageAt' | 'deletedAt'> & {
+  /** The assigned agent's member row, null when none is assigned (LEFT JOIN). */
+  agentName: (typeof members.$inferSelect)['name'] | null
+  agentAvatarUrl: (typeof members.$inferSelect)['avatarUrl']
 }
 
 async function publicConversation(ctx: Ctx, id: string): Promise<PublicRow> {

@@ -79,6 +79,9 @@ export type ExpectedReplyTime = (typeof expectedReplyTimes)[number]
 /** Office-hours days: Intl's short English weekday names, lower-cased. */
 export const weekDays = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const
 export type WeekDay = (typeof weekDays)[number]
+/** A member's presence (API.md `user:presence`), kept in Redis by src/presence.ts, not in a table. */
+export const presenceStatuses = ['online', 'away', 'offline'] as const
+export type PresenceStatus = (typeof presenceStatuses)[number]
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 

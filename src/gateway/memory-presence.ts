@@ -5,9 +5,9 @@ import {
   PAGE_VISITS_TTL_S,
   type PageVisit,
   type PresenceReader,
-  type PresenceStatus,
   type VisitorPresence,
 } from '../presence.js'
+import type { PresenceStatus } from '../db/schema.js'
 import { memberKey, splitMemberKey, type PresenceChange, type PresenceWriter, type VisitorChange } from './presence.js'
 
 /** One member's presence: live socket entries with their expiry (ms), the away flag, the status last announced. */

@@ -6,8 +6,8 @@ import {
   presenceKeys,
   visitorPresenceKeys,
   type PageVisit,
-  type PresenceStatus,
 } from '../presence.js'
+import type { PresenceStatus } from '../db/schema.js'
 
 /**
  * What a gateway does to presence: one interface, two implementations chosen at start

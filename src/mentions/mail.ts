@@ -1,5 +1,6 @@
 import type { JobWithMetadata } from 'pg-boss'
 import type { Ctx } from '../context.js'
+import type { members, mentions } from '../db/schema.js'
 import type { QueueDefinition } from '../jobs.js'
 import { mailQueueOptions } from '../mail.js'
 
@@ -20,15 +21,8 @@ export const mentionMail: QueueDefinition<MentionJob> = {
   handle: deliver,
 }
 
-interface Row {
-  id: string
-  conversationId: string
-  byName: string
-  excerpt: string
-  mailedAt: string | null
-  email: string
-  name: string
-}
+type Row = Pick<typeof mentions.$inferSelect, 'id' | 'conversationId' | 'byName' | 'excerpt' | 'mailedAt'> &
+  Pick<typeof members.$inferSelect, 'email' | 'name'>
 
 /**
  * Sends the mail now and marks the mention mailed. Nothing is sent for a mention that is gone

@@ -22,8 +22,22 @@ export function highlight(headline: string): string {
   return escapeHtml(text).replaceAll(START, '<mark>').replaceAll(STOP, '</mark>')
 }
 
-/** A guest name / e-mail with the (case-insensitive) substring marked. */
-export function highlightSubstring(value: string, term: string): string {
+const MARKERS = /[\uE000\uE001]/g
+
+/** `text` without the two marker characters: only highlight() may place them. */
+export function stripMarkers(text: string): string {
+  return text.replace(MARKERS, '')
+}
+
+/**
+ * A guest name / e-mail with the (case-insensitive) substring marked. Names and addresses are
+ * anyone's text: the markers are stripped from them (and from the term) first, as from message
+ * bodies, so a guest named "\uE000x\uE001" cannot forge a <mark>.
+ */
+export function highlightSubstring(rawValue: string, rawTerm: string): string {
+  const value = stripMarkers(rawValue)
+  const term = stripMarkers(rawTerm)
+  if (!term) return highlight(value)
   const lower = value.toLowerCase()
   const t = term.toLowerCase()
   const at = lower.length === value.length && t.length === term.length ? lower.indexOf(t) : -1

@@ -2,6 +2,7 @@ import { recordCsat } from '../analytics/record.js'
 import type { CsatInput, CsatView } from '../../schemas/support.js'
 import type { Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
+import type { channels, conversations, csatRatings } from '../db/schema.js'
 import { conversationNotFound, csatClosed, csatNotFound, csatNotOpen, forbidden } from '../errors.js'
 import { findConversationForCaller } from '../conversations/access.js'
 import { iso } from '../time.js'
@@ -13,7 +14,11 @@ export const CSAT_REPLACE_DAYS = 14
 
 const CSAT_COLUMNS = `conversation_id AS "conversationId", rating, comment, created_at AS "createdAt", updated_at AS "updatedAt"`
 
-type CsatRecord = CsatView
+/** The conversation a rating is for, with its channel's widget settings (csatEnabled). */
+type RatedConversation = Pick<typeof conversations.$inferSelect, 'id' | 'channelId' | 'assignedAgentId' | 'status'> &
+  Pick<typeof channels.$inferSelect, 'widget'>
+
+type CsatRecord = Pick<typeof csatRatings.$inferSelect, 'conversationId' | 'rating' | 'comment' | 'createdAt' | 'updatedAt'>
 
 const toView = (r: CsatRecord): CsatView => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })
 
@@ -38,7 +43,7 @@ export async function rateConversation(ctx: Ctx, input: CsatInput): Promise<Rati
   if (v.kind !== 'visitor') throw forbidden()
   if (!isUuid(input.conversationId)) throw conversationNotFound()
   return ctx.sql.begin(async (tx) => {
-    const [conv] = await tx<{ id: string; channelId: string; assignedAgentId: string | null; status: string; widget: unknown }[]>`
+    const [conv] = await tx<RatedConversation[]>`
       SELECT c.id, c.channel_id AS "channelId", c.assigned_agent_id AS "assignedAgentId", c.status, ch.widget
       FROM conversations c JOIN channels ch ON ch.id = c.channel_id
       WHERE c.id = ${input.conversationId} AND c.workspace_id = ${v.workspaceId} AND c.guest_id = ${v.guestId}

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { WidgetPatchInput, WidgetSettingsView } from '../../schemas/channels.js'
-import { safeEqual } from '../auth/bootstrap.js'
+import { checkChannelToken } from '../auth/channel-token.js'
 import type { Ctx } from '../context.js'
-import { weekDays, type WeekDay } from '../db/schema.js'
-import { badRequest, channelNotFound, unauthorized } from '../errors.js'
+import { weekDays, type channels, type WeekDay } from '../db/schema.js'
+import { badRequest, channelNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
 
 /**
@@ -146,14 +146,7 @@ async function readFacts(ctx: Ctx, id: string): Promise<Facts> {
   return { channel, online: channel?.active ? await someoneOnline(ctx, channel.workspaceId) : false }
 }
 
-interface WidgetChannel {
-  workspaceId: string
-  name: string
-  active: boolean
-  requireChannelToken: boolean
-  channelToken: string
-  widget: unknown
-}
+type WidgetChannel = Pick<typeof channels.$inferSelect, 'workspaceId' | 'name' | 'active' | 'requireChannelToken' | 'channelToken' | 'widget'>
 
 /**
  * GET /support/widget/:channelId: what the widget needs before it opens. One primary-key read
@@ -167,9 +160,7 @@ export async function widgetConfig(ctx: Ctx, channelId: string, channelToken: st
   const id = channelId.toLowerCase()
   const { channel, online } = await widgetFacts(ctx, id)
   if (!channel || !channel.active) throw channelNotFound()
-  if (channel.requireChannelToken && (!channelToken || !safeEqual(channelToken, channel.channelToken))) {
-    throw unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
-  }
+  checkChannelToken(channel, channelToken)
   const w = widgetSettings(channel.widget)
   const body = {
     channelId: id,

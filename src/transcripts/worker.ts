@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import type { JobWithMetadata } from 'pg-boss'
 import type { Ctx } from '../context.js'
+import type { transcriptRequests } from '../db/schema.js'
 import type { QueueDefinition } from '../jobs.js'
 import { mailQueueOptions } from '../mail.js'
 import { findConversationView } from '../conversations/view.js'
@@ -21,7 +22,7 @@ export const transcriptMail: QueueDefinition<TranscriptJob> = {
   handle: deliver,
 }
 
-type Row = { id: string; conversationId: string; email: string; status: 'queued' | 'sent' | 'failed' }
+type Row = Pick<typeof transcriptRequests.$inferSelect, 'id' | 'conversationId' | 'email' | 'status'>
 
 /** Renders the transcript from the database now, mails it, marks the request sent. */
 async function deliver(ctx: Ctx, job: JobWithMetadata<TranscriptJob>): Promise<void> {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { WorkspaceMembershipView, WorkspaceView } from '../../schemas/workspaces.js'
-import type { Role } from '../db/schema.js'
+import type { members, workspaces } from '../db/schema.js'
 import { userOf, type Ctx } from '../context.js'
 import { iso } from '../time.js'
+
+type WorkspaceRow = typeof workspaces.$inferSelect
 
 /** Names in the token may be longer than the contract allows for a member's name. */
 const clip = (s: string | undefined, max: number) => (s && s.trim() ? s.trim().slice(0, max) : undefined)
@@ -17,7 +19,7 @@ export async function createWorkspace(ctx: Ctx, input: { name: string; ownerName
   const ownerName = input.ownerName ?? clip(identity.name, 200) ?? clip(identity.email, 200) ?? identity.userId.slice(0, 200)
   const ownerEmail = input.ownerEmail ?? (identity.email && identity.email.length <= 254 ? identity.email : '')
   const row = await ctx.sql.begin(async (tx) => {
-    const [ws] = await tx<{ id: string; name: string; createdAt: string }[]>`
+    const [ws] = await tx<WorkspaceRow[]>`
       INSERT INTO workspaces (id, name) VALUES (${id}, ${input.name}) RETURNING id, name, created_at AS "createdAt"`
     await tx`
       INSERT INTO members (workspace_id, user_id, name, email, role)
@@ -30,7 +32,7 @@ export async function createWorkspace(ctx: Ctx, input: { name: string; ownerName
 /** The caller's active memberships, oldest workspace first (served by members_user_idx). */
 export async function listWorkspaces(ctx: Ctx): Promise<WorkspaceMembershipView[]> {
   const { userId } = userOf(ctx)
-  const rows = await ctx.sql<{ id: string; name: string; role: Role; createdAt: string }[]>`
+  const rows = await ctx.sql<(WorkspaceRow & Pick<typeof members.$inferSelect, 'role'>)[]>`
     SELECT w.id, w.name, m.role, w.created_at AS "createdAt"
     FROM members m JOIN workspaces w ON w.id = m.workspace_id
     WHERE m.user_id = ${userId} AND m.status = 'active'

@@ -1,6 +1,5 @@
 import { readdirSync, rmSync, mkdirSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { join } from 'node:path'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import t, { type Test } from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'

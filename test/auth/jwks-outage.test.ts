@@ -123,6 +123,50 @@ t.test('cached keys keep working while the provider is down; keys it cannot deli
   t.equal(bad.res.statusCode, 401, 'a kid the provider does not publish: 401')
 })
 
+t.test('an unknown kid during the cooldown: 503 after a failed fetch, 401 after a successful one', async (t) => {
+  const idp = await startIdp(t)
+  const { call } = await setup(t, idp)
+  const stranger = await generateKeyPair('RS256')
+  const unknownKid = async (kid: string) => call(await idp.sign({ kid, key: stranger.privateKey }))
+
+  // A set is in use (its keys keep working below), so an answer from it would be a 401.
+  t.equal((await call(await idp.sign({}))).res.statusCode, 200)
+  t.equal(idp.fetches(), 1)
+
+  // Just after a SUCCESSFUL fetch: the set was just read and lacks the kid: 401, no new fetch.
+  let res = await unknownKid('after-success')
+  t.equal(res.res.statusCode, 401, 'the provider just published its set without this kid: 401')
+  t.equal(idp.fetches(), 1, 'no fetch during the cooldown')
+
+  // The provider hangs; a new kid waits for one fetch, which fails: 503.
+  idp.setMode('stall')
+  await pastCooldown()
+  res = await unknownKid('during-outage-1')
+  t.equal(res.res.statusCode, 503)
+  t.equal(idp.fetches(), 2)
+
+  // Just after a FAILED fetch: never-seen kids are 503 at once (the key may well exist), not a
+  // 401 from the older set still in use, and cause no fetch.
+  for (const kid of ['during-outage-2', 'during-outage-3', 'during-outage-1']) {
+    res = await unknownKid(kid)
+    t.equal(res.res.statusCode, 503, `${kid}: 503, not 401`)
+    t.equal(res.res.json().code, 'IDP_UNAVAILABLE')
+    t.equal(res.res.headers['retry-after'], '5', 'Retry-After: past the cooldown and one fetch timeout')
+    t.ok(res.ms < 200, `answered at once (${Math.round(res.ms)} ms)`)
+  }
+  t.equal(idp.fetches(), 2, 'no fetch during the cooldown')
+  t.equal((await call(await idp.sign({ claims: { jti: 'still-known' } }))).res.statusCode, 200, 'the known key still works')
+
+  // Back up: the next unknown kid after the cooldown fetches; the set lacks it: 401, and 401
+  // again during the cooldown that follows this successful fetch.
+  idp.setMode('ok')
+  await pastCooldown()
+  t.equal((await unknownKid('after-recovery')).res.statusCode, 401)
+  t.equal(idp.fetches(), 3)
+  t.equal((await unknownKid('after-recovery-2')).res.statusCode, 401)
+  t.equal(idp.fetches(), 3)
+})
+
 t.test('the gateway handshake names the identity provider failure', async (t) => {
   const idp = await startIdp(t)
   idp.setMode('stall')

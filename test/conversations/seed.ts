@@ -53,7 +53,6 @@ export interface SeededConversation {
   deletedAt: number | null
 }
 
-const toText = (v: number | string) => (typeof v === 'number' ? pgTime(v) : v)
 const toMicros = (v: number | string): number => {
   if (typeof v === 'number') return v
   const [, frac = ''] = /\.(\d+)/.exec(v) ?? []

@@ -1,5 +1,13 @@
 import t from 'tap'
-import { checkLayers, importsOf, violation } from '../../scripts/check-layers.js'
+import {
+  checkLayers,
+  codeLiteralViolations,
+  cyclesOf,
+  importCycles,
+  importsOf,
+  runtimeImportsOf,
+  violation,
+} from '../../scripts/check-layers.js'
 
 t.test('the layer rules hold in the repository (npm run lint runs the same check)', async (t) => {
   t.same(checkLayers(), [])
@@ -26,4 +34,78 @@ t.test('the browser widget imports only itself and its Socket.IO client', async 
   t.equal(violation('widget/src/widget.ts', './api.js'), null)
   t.equal(violation('widget/src/widget.ts', 'socket.io-client'), null)
   t.equal(violation('widget/build.ts', '../src/widget/bundle.js'), null, 'the build script is Node code')
+})
+
+t.test('schemas/ import only TypeBox, their siblings and the vocabularies of src/db/schema.ts', async (t) => {
+  t.match(violation('schemas/conversations.ts', '../src/presence.js'), /schemas\/ imports only/)
+  t.match(violation('schemas/auth.ts', '../src/errors.js'), /schemas\/ imports only/)
+  t.match(violation('schemas/auth.ts', 'fastify'), /schemas\/ imports only/)
+  t.match(violation('schemas/auth.ts', '../plugins/rate-limit.js'), /schemas\/ imports only/)
+  t.equal(violation('schemas/conversations.ts', '../src/db/schema.js'), null)
+  t.equal(violation('schemas/search.ts', './conversations.js'), null)
+  t.equal(violation('schemas/common.ts', '@sinclair/typebox'), null)
+})
+
+t.test("routes/ import schemas/, src/ and plugins/' declaration helpers, never another route", async (t) => {
+  t.match(violation('routes/conversations/index.ts', './messages.js'), /never import another route/)
+  t.match(violation('routes/auth/members.ts', '../conversations/index.js'), /never import another route/)
+  t.match(violation('routes/auth/index.ts', '../../plugins/auth.js'), /declaration helpers of plugins/)
+  t.match(violation('routes/auth/index.ts', '../../test/helper.js'), /import only schemas/)
+  t.equal(violation('routes/auth/index.ts', '../../plugins/rate-limit.js'), null, 'limits')
+  t.equal(violation('routes/auth/index.ts', '../../src/auth/bootstrap.js'), null)
+  t.equal(violation('routes/auth/index.ts', '../../schemas/auth.js'), null)
+  t.equal(violation('routes/uploads/index.ts', '@fastify/multipart'), null, 'packages are free')
+})
+
+t.test('type-only imports are not runtime edges', async (t) => {
+  t.same(
+    runtimeImportsOf(
+      [
+        "import type { A } from './a.js'",
+        "import { type B, type C } from './b.js'",
+        "import { type D, e } from './d.js'",
+        "import f from './f.js'",
+        "import './side-effect.js'",
+        "export type { G } from './g.js'",
+        "export { h } from './h.js'",
+        "export * from './star.js'",
+        "const i = await import('./lazy.js')",
+      ].join('\n'),
+    ),
+    ['./d.js', './f.js', './side-effect.js', './h.js', './star.js'],
+  )
+})
+
+t.test('the cycle finder names each runtime import cycle once, by its shortest way round', async (t) => {
+  const graph = new Map([
+    ['src/auth/bootstrap.ts', ['src/channels/channels.ts', 'src/errors.ts']],
+    ['src/channels/channels.ts', ['src/support/widget-settings.ts', 'src/errors.ts']],
+    ['src/support/widget-settings.ts', ['src/auth/bootstrap.ts', 'src/errors.ts']],
+    ['src/errors.ts', []],
+    ['src/self.ts', ['src/self.ts']],
+  ])
+  t.same(cyclesOf(graph), [
+    ['src/auth/bootstrap.ts', 'src/channels/channels.ts', 'src/support/widget-settings.ts', 'src/auth/bootstrap.ts'],
+    ['src/self.ts', 'src/self.ts'],
+  ])
+  graph.set('src/support/widget-settings.ts', ['src/auth/channel-token.ts', 'src/errors.ts'])
+  graph.set('src/auth/channel-token.ts', ['src/errors.ts'])
+  graph.set('src/self.ts', [])
+  t.same(cyclesOf(graph), [], 'the shared part in a module of its own breaks the cycle')
+  t.same(importCycles(), [], 'src/, plugins/ and schemas/ have none')
+})
+
+t.test('error codes are minted in src/errors.ts only', async (t) => {
+  const head = "import { AppError, badRequest, forbidden } from '../errors.js'\n"
+  t.match(codeLiteralViolations('src/attachments/uploads.ts', head + 'throw new AppError(413, code, message)'), [/new AppError/])
+  t.match(codeLiteralViolations('src/auth/callers.ts', head + "throw forbidden('Not a member', 'NOT_A_MEMBER')"), [/'NOT_A_MEMBER' given to forbidden/])
+  t.match(codeLiteralViolations('src/gateway/x.ts', "reply({ ok: false, code: 'RATE_LIMITED', message })"), [/'RATE_LIMITED' as a code/])
+  t.match(codeLiteralViolations('src/gateway/x.ts', "throw new HandshakeError('UNAUTHENTICATED', msg)"), [/given to new HandshakeError/])
+  t.match(codeLiteralViolations('src/area/x.ts', head + "\nthrow badRequest('m', 'NO_THUMBNAIL')"), [/^src\/area\/x\.ts:3: /], 'names the line')
+  t.same(codeLiteralViolations('src/auth/callers.ts', head + "throw badRequest('x-workspace-id header is required')"), [], 'a factory with its own code')
+  t.same(codeLiteralViolations('src/auth/callers.ts', head + 'throw notAMember()'), [])
+  t.same(codeLiteralViolations('src/gateway/x.ts', "if (err.code === 'SESSION_REVOKED') refuse(err.code)"), [], 'reading a code')
+  t.same(codeLiteralViolations('src/x.ts', "const status = 'OPEN'\nlog('GUEST')"), [], 'vocabulary values are not codes')
+  t.same(codeLiteralViolations('src/x.ts', "import { badRequest } from './y.js'\nbadRequest('m', 'NOT_OURS')"), [], 'only factories of errors.ts')
+  t.same(codeLiteralViolations('src/errors.ts', "export const x = () => new AppError(400, 'X_Y', 'm')"), [], 'errors.ts is their home')
 })

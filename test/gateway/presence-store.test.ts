@@ -3,7 +3,8 @@ import fc from 'fast-check'
 import { Redis } from 'ioredis'
 import t from 'tap'
 import { PresenceStore, type PresenceChange } from '../../src/gateway/presence.js'
-import { presenceKeys, readPresence, type PresenceStatus } from '../../src/presence.js'
+import type { PresenceStatus } from '../../src/db/schema.js'
+import { presenceKeys, readPresence } from '../../src/presence.js'
 
 // The presence script against the real Redis, with a controlled clock: several "gateways" are
 // several stores (each with its own connection) sharing one prefix.

@@ -406,3 +406,24 @@ t.test('identical searches in flight share one execution, within one workspace o
   t.equal(bad.json().code, 'INVALID_CURSOR')
   t.equal((await get('/conversations/search?q=hello', ws.agent.headers)).json().data.length, 1)
 })
+
+t.test('search: a guest name or e-mail holding the marker characters cannot forge a highlight', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const search = async (q: string) =>
+    (await app.inject({ method: 'GET', url: `/conversations/search?${new URLSearchParams({ q })}`, headers: ws.agent.headers })).json()
+
+  const byName = await seedGuest(app, ws, '\uE000Trusted\uE001 Forgerson', 'forger@example.test')
+  const nameConv = await seedConversation(app, ws, byName)
+  let res = await search('Forgerson')
+  t.same(res.data.map((i: Item) => i.id), [nameConv])
+  t.equal(res.data[0].match, 'Trusted <mark>Forgerson</mark>', 'only the hit is marked; the markers of the name are gone')
+
+  // The hit in the e-mail: the name is not shown, the address's own markers are dropped.
+  const byEmail = await seedGuest(app, ws, 'Quiet Guest', 'x\uE000y\uE001@mailforge.test')
+  const emailConv = await seedConversation(app, ws, byEmail)
+  res = await search('mailforge')
+  t.same(res.data.map((i: Item) => i.id), [emailConv])
+  t.equal(res.data[0].match, 'xy@<mark>mailforge</mark>.test')
+  for (const item of res.data) t.notOk(/[\uE000\uE001]/.test(item.match), 'no marker character reaches the client')
+})

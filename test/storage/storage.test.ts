@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { text } from 'node:stream/consumers'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
-import { createStorage, type ObjectStorage } from '../../src/storage/storage.js'
+import { createStorage } from '../../src/storage/storage.js'
 import { DRIVERS, storageEnv, type Driver } from '../attachments/fixtures.js'
 import { testEnv } from '../helper.js'
 

@@ -159,3 +159,32 @@ t.test('WIDGET_CACHE_MS: changes show within the cache time', async (t) => {
   await new Promise((r) => setTimeout(r, 350))
   t.equal((await app.inject({ method: 'GET', url })).statusCode, 404, 'a deactivated channel is 404 within the cache time')
 })
+
+t.test('GET /support/widget: the cacheable answer varies by x-channel-token (a shared cache keeps one per token)', async (t) => {
+  const { app } = await build(t, { env: { WIDGET_CACHE_MS: '0' } })
+  const ws = await seedWorkspace(app)
+  const url = `/support/widget/${ws.channelId}`
+  const varies = (v: unknown) =>
+    String(v ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { requireChannelToken: true } })
+
+  let res = await app.inject({ method: 'GET', url, headers: { 'x-channel-token': ws.channelToken, origin: 'https://shop.example' } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['cache-control'], 'public, max-age=30')
+  t.ok(varies(res.headers.vary).includes('x-channel-token'), `Vary names x-channel-token (${res.headers.vary})`)
+  t.ok(varies(res.headers.vary).includes('origin'), 'the CORS Vary: Origin is kept beside it')
+  const etag = res.headers.etag as string
+
+  res = await app.inject({ method: 'GET', url, headers: { 'x-channel-token': ws.channelToken, 'if-none-match': etag } })
+  t.equal(res.statusCode, 304, 'ETag revalidation still works')
+  t.equal(res.headers.etag, etag)
+  t.ok(varies(res.headers.vary).includes('x-channel-token'), 'a 304 carries the same Vary as the 200')
+  t.equal(res.headers['cache-control'], 'public, max-age=30')
+
+  // What a cache keyed without the token would have handed out: the 200 above, to a caller
+  // without the token. With Vary, that caller reaches Parley and gets its 401.
+  res = await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })
+  t.equal(res.statusCode, 401, 'no token: 401, never the cached 304/200')
+})

@@ -4,7 +4,6 @@ import { startConversation } from '../conversations/fixtures.js'
 
 /** PENDING and SNOOZED (API.md section 17): the status rules, counts, and timed wake-ups. */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 t.test('pending and snooze: status rules, assignee kept, unread counts and the open cap count OPEN only', async (t) => {
   const { app } = await build(t, { env: { VISITOR_OPEN_CONVERSATIONS_MAX: '2' } })
