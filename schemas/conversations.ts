@@ -68,24 +68,36 @@ const listFields = {
   unassignedOnly: Type.Boolean({ default: false }),
   readStatus: lit(['all', 'read', 'unread'] as const, 'all'),
   sortOrder: lit(['desc', 'asc'] as const, 'desc'),
+  // Section 17 (src/conversations/lists.ts parses the comma-separated values)
+  labelIds: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'comma-separated label ids (up to 5): conversations holding all of them' })),
+  priority: Type.Optional(
+    Type.String({ pattern: '^(none|low|medium|high|urgent)(,(none|low|medium|high|urgent)){0,4}$', description: 'comma-separated priorities; none: no priority' }),
+  ),
 }
+/** `me`, `none` or a userId. */
+const Assignee = Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'me, none or a userId' }))
 
 export const OpenListQuery = Type.Object(
-  { ...listFields, sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt'] as const, 'lastMessageAt') },
+  {
+    ...listFields,
+    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority'] as const, 'lastMessageAt'),
+    status: lit(['open', 'pending', 'snoozed', 'active'] as const, 'open'),
+    assignee: Assignee,
+  },
   { additionalProperties: false },
 )
 
 export const MineListQuery = Type.Object(
   {
     ...listFields,
-    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt'] as const, 'lastMessageAt'),
+    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority'] as const, 'lastMessageAt'),
     status: Type.Optional(ConversationStatus),
   },
   { additionalProperties: false },
 )
 
 export const ClosedListQuery = Type.Object(
-  { ...listFields, sortBy: lit(['closedAt', 'lastMessageAt', 'createdAt', 'updatedAt'] as const, 'closedAt') },
+  { ...listFields, sortBy: lit(['closedAt', 'lastMessageAt', 'createdAt', 'updatedAt'] as const, 'closedAt'), assignee: Assignee },
   { additionalProperties: false },
 )
 
