@@ -72,6 +72,7 @@ export const invalidChannel = () => badRequest('channelIds names a channel that 
 export const mentionNotFound = () => notFound('MENTION_NOT_FOUND', 'Mention not found')
 export const invalidMention = (message = 'mentions names someone who is not an active member of this workspace') =>
   badRequest(message, 'INVALID_MENTION')
+export const invalidAgent = () => badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
 export const lastOwner = () => conflict('LAST_OWNER', 'The workspace must keep at least one active owner')
 export const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`, 'FORBIDDEN')
 /** A verified billing event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */

@@ -4,7 +4,7 @@ import { memberOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { AssignmentAction, conversations } from '../db/schema.js'
-import { badRequest, conversationNotFound, forbidden, guestNotFound, tooManyOpenConversations } from '../errors.js'
+import { conversationNotFound, invalidAgent, forbidden, guestNotFound, tooManyOpenConversations } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
@@ -198,7 +198,7 @@ export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
     const [agent] = await sql<{ userId: string }[]>`
       SELECT user_id AS "userId" FROM members
       WHERE workspace_id = ${row.workspaceId} AND user_id = ${agentId} AND status = 'active'`
-    if (!agent) throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
+    if (!agent) throw invalidAgent()
     if (row.assignedAgentId === agentId) return {}
     const after = await updateRow(sql, id, sql`assigned_agent_id = ${agentId}`)
     await addHistory(sql, row, 'ASSIGNED', agentId, member.userId)
