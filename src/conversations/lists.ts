@@ -1,9 +1,10 @@
 import { memberOf, type Ctx } from '../context.js'
-import type { CursorCodec, CursorKey, CursorParams } from '../cursor.js'
+import { keysetPage, type CursorParams, type Page } from '../cursor.js'
 import type { Query, Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
-import { badRequest, guestNotFound, invalidCursor } from '../errors.js'
+import { badRequest, guestNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
+import { conversationVisibleTo, type Viewer } from './visibility.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -50,11 +51,6 @@ export interface ListQuery {
 export interface ListCaller {
   workspaceId: string
   userId: string
-}
-
-export interface Page<T> {
-  data: T[]
-  nextCursor: string | null
 }
 
 /** Whitelisted sort expressions; the same expressions are the indexes' key columns. */
@@ -176,7 +172,6 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
-  const ws = r.caller.workspaceId
   // Status literals are fixed text of this module (sql.unsafe), so each status list matches its
   // partial index's predicate (conv_open_*, conv_active_*) as the planner needs.
   const scope =
@@ -208,7 +203,7 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   return sql<ListRow[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue", c.priority_rank AS "sortRank"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL AND ${scope}
+    WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
       ${pinned} ${channel} ${unassigned} ${read} ${labels} ${priority} ${assignee} ${after}
     ORDER BY ${order}
     LIMIT ${lit(sql, limit)}`
@@ -227,23 +222,6 @@ type ListRow = ConversationRecord & { sortValue: string; sortRank: number }
 
 type At = { pinned?: boolean; rank?: number; t: string; id: string }
 
-function decodeKey(codec: CursorCodec, cursor: string, params: CursorParams, withPinned: boolean, withRank = false): At {
-  const key = codec.decode(cursor, params)
-  if (withRank) {
-    const [p, rank, t, id] = key
-    if (key.length !== 4 || typeof p !== 'boolean' || !Number.isInteger(rank) || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
-    return { pinned: p, rank: rank as number, t, id }
-  }
-  if (withPinned) {
-    const [p, t, id] = key
-    if (key.length !== 3 || typeof p !== 'boolean' || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
-    return { pinned: p, t, id }
-  }
-  const [t, id] = key
-  if (key.length !== 2 || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
-  return { t, id }
-}
-
 /** The sections a page reads, in order, given where the cursor stopped. */
 function sectionsFor(kind: ListKind, at?: At): Section[] {
   const after = at ? { rank: at.rank, t: at.t, id: at.id } : undefined
@@ -255,39 +233,45 @@ function sectionsFor(kind: ListKind, at?: At): Section[] {
 /** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
 export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery): Promise<Page<ConversationView>> {
   const { sql } = ctx
-  const codec = ctx.cursor
   const { workspaceId, userId } = memberOf(ctx)
   const r = resolveList(kind, { workspaceId, userId }, q)
-  const params = cursorParams(r)
-  const at = q.cursor ? decodeKey(codec, q.cursor, params, pinnedFirst(kind), byPriority(r)) : undefined
-  const want = q.limit + 1 // one more than the page tells whether another page exists
-  const rows: ListRow[] = []
-  for (const section of sectionsFor(kind, at)) {
-    if (rows.length >= want) break
-    const got = await sectionQuery(sql, r, section, want - rows.length)
-    rows.push(...got)
-  }
-  const page = rows.slice(0, q.limit)
-  const last = page[page.length - 1]
-  let nextCursor: string | null = null
-  if (rows.length > q.limit && last) {
-    const key: CursorKey = byPriority(r)
-      ? [last.pinned, last.sortRank, last.sortValue, last.id]
-      : pinnedFirst(kind)
-        ? [last.pinned, last.sortValue, last.id]
-        : [last.sortValue, last.id]
-    nextCursor = codec.encode(params, key)
-  }
-  return { data: page.map(toConversationView), nextCursor }
+  // Pinned-first lists key on (pinned, t, id), sortBy=priority on (pinned, rank, t, id), the
+  // closed list on (t, id).
+  type Shape = ['bool', 'int', 'timestamp', 'uuid'] | ['bool', 'timestamp', 'uuid'] | ['timestamp', 'uuid']
+  const shape: Shape = byPriority(r) ? ['bool', 'int', 'timestamp', 'uuid'] : pinnedFirst(kind) ? ['bool', 'timestamp', 'uuid'] : ['timestamp', 'uuid']
+  const page = await keysetPage<ListRow, Shape>(ctx, {
+    cursor: q.cursor,
+    params: cursorParams(r),
+    key: shape,
+    limit: q.limit,
+    fetch: async (key, want) => {
+      const at: At | undefined = !key
+        ? undefined
+        : key.length === 4
+          ? { pinned: key[0], rank: key[1], t: key[2], id: key[3] }
+          : key.length === 3
+            ? { pinned: key[0], t: key[1], id: key[2] }
+            : { t: key[0], id: key[1] }
+      const rows: ListRow[] = []
+      for (const section of sectionsFor(kind, at)) {
+        if (rows.length >= want) break
+        rows.push(...(await sectionQuery(sql, r, section, want - rows.length)))
+      }
+      return rows
+    },
+    keyOf: (row) =>
+      byPriority(r) ? [row.pinned, row.sortRank, row.sortValue, row.id] : pinnedFirst(kind) ? [row.pinned, row.sortValue, row.id] : [row.sortValue, row.id],
+  })
+  return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
 }
 
 /** That guest's conversations (any status, not deleted), newest first. */
-export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
+export function guestHistoryQuery(sql: Sql, viewer: Viewer, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
   const cond = after ? sql`AND (c.created_at, c.id) < (${after.t}::timestamptz, ${after.id}::uuid)` : sql``
   return sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}
     FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${cond}
+    WHERE c.guest_id = ${guestId} AND ${conversationVisibleTo(sql, viewer, 'c')} ${cond}
     ORDER BY c.created_at DESC, c.id DESC
     LIMIT ${lit(sql, limit)}`
 }
@@ -310,14 +294,15 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
   } else {
     throw guestNotFound()
   }
-  const codec = ctx.cursor
-  const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
-  const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
-  const rows = await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)
-  const page = rows.slice(0, q.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > q.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
-  return { data: page.map(toConversationView), nextCursor }
+  const page = await keysetPage(ctx, {
+    cursor: q.cursor,
+    params: { l: 'history', w: workspaceId, g: guestId },
+    key: ['timestamp', 'uuid'],
+    limit: q.limit,
+    fetch: (after, take) => guestHistoryQuery(sql, c, guestId, after ? { t: after[0], id: after[1] } : undefined, take),
+    keyOf: (row) => [row.createdAt, row.id],
+  })
+  return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
 }
 
 /** Does this guest exist in the workspace? (history of an unknown guest is 404, not an empty list) */

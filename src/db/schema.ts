@@ -45,6 +45,8 @@ export type ConversationPriority = (typeof conversationPriorities)[number]
 /** Who sees a saved view: the whole workspace, or only its owner. */
 export const viewScopes = ['workspace', 'personal'] as const
 export type ViewScope = (typeof viewScopes)[number]
+/** Why an image has no thumbnail, for good (docs/attachments.md): over THUMBNAIL_MAX_PIXELS, or sharp could not read it. */
+export const thumbRefusals = ['too_large', 'unreadable'] as const
 export const assignmentActions = ['ASSIGNED', 'UNASSIGNED'] as const
 export type AssignmentAction = (typeof assignmentActions)[number]
 export const billingProviders = ['provider-a', 'provider-b'] as const
@@ -536,6 +538,8 @@ export const attachments = pgTable(
     height: integer('height'),
     storageKey: text('storage_key').notNull(),
     thumbKey: text('thumb_key'),
+    /** Set when no thumbnail will ever be made (400 NO_THUMBNAIL without decoding again). */
+    thumbRefusal: text('thumb_refusal', { enum: thumbRefusals }),
     /** Copied from the message that attached it: a private note's file is for members only. */
     private: boolean('private').notNull().default(false),
     createdAt: createdAt(),

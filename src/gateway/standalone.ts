@@ -7,11 +7,13 @@ import type { Server } from 'socket.io'
 import { ChannelSessions } from '../auth/channel-sessions.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
-import type { Config } from '../config.js'
+import { listenHost, type Config } from '../config.js'
 import { createSql } from '../db/client.js'
+import { errorBody, pathNotFound } from '../errors.js'
 import { socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { redisPresenceReader } from '../presence.js'
+import { createRateWindows } from '../rate-windows.js'
 import { waitReady } from '../redis.js'
 import { PresenceStore } from './presence.js'
 import { startSockets } from './sockets.js'
@@ -73,6 +75,8 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
     presence: new PresenceStore({ redis: pub, prefix: config.REDIS_PREFIX, gatewayId, entryTtlMs }),
     reader: redisPresenceReader(pub, config.REDIS_PREFIX),
+    // The abuse limits' windows, as the API counts them: shared in Redis, this process while it fails.
+    rateWindows: createRateWindows(config, pub, log),
     auth: { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) },
   })
   let closed: Promise<void> | undefined
@@ -85,7 +89,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
       log.info({ gatewayId }, 'gateway closed')
     })())
 
-  const listen = (port: number, host = config.HOST) =>
+  const listen = (port: number, host = listenHost(config)) =>
     new Promise<number>((resolve, reject) => {
       httpServer.once('error', reject)
       httpServer.listen(port, host, () => {
@@ -142,7 +146,8 @@ function healthEndpoint(deps: Parameters<typeof checkHealth>[0]) {
       })
       return
     }
-    res.writeHead(404, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'Not found' }))
+    const e = pathNotFound()
+    res.writeHead(e.statusCode, { 'content-type': 'application/json' })
+    res.end(JSON.stringify(errorBody(e.statusCode, e.code, e.message)))
   }
 }

@@ -1,7 +1,7 @@
 import type { BulkAction, BulkInput, BulkResultView } from '../../schemas/triage.js'
 import { can, type Permission } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
-import { AppError, badRequest, forbidden, internalError, invalidAgent, invalidLabel } from '../errors.js'
+import { AppError, badRequest, internalError, invalidAgent, invalidLabel, missingPermission } from '../errors.js'
 import {
   assignAgent,
   closeConversation,
@@ -98,7 +98,7 @@ async function prepare(ctx: Ctx, input: BulkInput): Promise<Apply> {
 export async function bulkAction(ctx: Ctx, input: BulkInput): Promise<BulkResultView> {
   const me = memberOf(ctx)
   const permission = PERMISSION[input.action]
-  if (!can(me.role, permission)) throw forbidden(`Missing permission ${permission}`)
+  if (!can(me.role, permission)) throw missingPermission(permission)
   const apply = await prepare(ctx, input)
   const ok = input.action === 'delete' ? 204 : 200
   const results: BulkResultView['results'] = []
