@@ -11,7 +11,7 @@ import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
 import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
-import { conversationVisibleTo } from './visibility.js'
+import { audienceOf, conversationFor, conversationVisibleTo } from './visibility.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
@@ -42,7 +42,7 @@ export async function getConversation(ctx: Ctx, id: string): Promise<Conversatio
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.id = ${id} AND ${conversationVisibleTo(sql, ctx.caller, 'c')}`
   if (!row) throw conversationNotFound()
-  return toConversationView(row)
+  return conversationFor(toConversationView(row), audienceOf(ctx.caller))
 }
 
 export interface Mutation<T = undefined> {
@@ -99,11 +99,17 @@ export async function mutateConversation<T = undefined>(
   const { row, m } = out
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
-    const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
-    ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', payload)
+    if (out.conversation) {
+      // Members and the visitor each get the conversation as they may see it (conversationFor).
+      ctx.events.publish([rooms.workspace(row.workspaceId)], 'conversation:updated', { conversation: out.conversation })
+      ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: conversationFor(out.conversation, 'outside') })
+    } else {
+      ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', { conversation: { id: row.id, deleted: true } })
+    }
   }
   // null only after a delete, whose caller answers 204 without it.
-  return { conversation: out.conversation as ConversationView, changed, result: m.result }
+  const conversation = out.conversation && conversationFor(out.conversation, audienceOf(ctx.caller))
+  return { conversation: conversation as ConversationView, changed, result: m.result }
 }
 
 /** Columns an UPDATE returns for the counter state of the updated row. */

@@ -4,7 +4,7 @@ import type { Query, Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
 import { badRequest, guestNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
-import { conversationVisibleTo, type Viewer } from './visibility.js'
+import { audienceOf, conversationFor, conversationVisibleTo, type Viewer } from './visibility.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -302,7 +302,7 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
     fetch: (after, take) => guestHistoryQuery(sql, c, guestId, after ? { t: after[0], id: after[1] } : undefined, take),
     keyOf: (row) => [row.createdAt, row.id],
   })
-  return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
+  return { data: page.data.map((c) => conversationFor(toConversationView(c), audienceOf(ctx.caller))), nextCursor: page.nextCursor }
 }
 
 /** Does this guest exist in the workspace? (history of an unknown guest is 404, not an empty list) */

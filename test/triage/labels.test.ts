@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { startConversation } from '../conversations/fixtures.js'
+import { rooms } from '../../src/events.js'
+import { listenEvents, startConversation } from '../conversations/fixtures.js'
 
 /** Labels and priority (API.md section 17) through HTTP, checked against the rows. */
 
@@ -105,4 +106,31 @@ t.test('priority: set, clear, validated, event', async (t) => {
   t.equal((await patch({})).statusCode, 400, 'priority is required (null clears)')
   const cleared = await patch({ priority: null })
   t.equal(cleared.json().priority, null)
+})
+
+t.test('labels and priority are the team’s: a visitor sees none, in its reads and its events', async (t) => {
+  const { app, redisPrefix } = await build(t)
+  const events = await listenEvents(t, redisPrefix)
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const conv = await startConversation(app, guest)
+  const label = (await app.inject({ method: 'POST', url: '/labels', headers: ws.admin.headers, payload: { name: 'Abusive', color: '#ff0000' } })).json()
+  await app.inject({ method: 'PUT', url: `/conversations/${conv.id}/labels`, headers: ws.agent.headers, payload: { labelIds: [label.id] } })
+  await events.settle()
+  events.clear()
+  await app.inject({ method: 'PATCH', url: `/conversations/${conv.id}/priority`, headers: ws.agent.headers, payload: { priority: 'urgent' } })
+  const member = (await app.inject({ method: 'GET', url: `/conversations/${conv.id}`, headers: ws.agent.headers })).json()
+  t.match(member, { labels: [{ name: 'Abusive' }], priority: 'urgent' })
+  const visitor = (await app.inject({ method: 'GET', url: `/conversations/${conv.id}`, headers: guest.headers })).json()
+  t.match(visitor, { id: conv.id, labels: [], priority: null })
+  const history = (await app.inject({ method: 'GET', url: `/conversations/guest/${guest.guestId}/history`, headers: guest.headers })).json()
+  t.same(history.data[0].labels, [])
+  t.equal(history.data[0].priority, null)
+  const seen = (await app.inject({ method: 'PATCH', url: `/conversations/${conv.id}/mark-seen`, headers: guest.headers })).json()
+  t.same([seen.labels, seen.priority], [[], null], "the visitor's mark-seen answer")
+  const toGuest = await events.waitFor((e) => e.event === 'conversation:updated' && e.rooms.includes(rooms.guest(guest.guestId)))
+  t.same([toGuest.payload.conversation.labels, toGuest.payload.conversation.priority], [[], null], 'the guest room’s event')
+  const toMembers = await events.waitFor((e) => e.event === 'conversation:updated' && e.rooms.includes(rooms.workspace(ws.workspaceId)))
+  t.equal(toMembers.payload.conversation.priority, 'urgent', 'the members’ event')
+  t.notOk(toGuest.rooms.includes(rooms.workspace(ws.workspaceId)), 'two publishes, one per audience')
 })
