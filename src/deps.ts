@@ -30,8 +30,11 @@ export interface Runtime {
  * database was started by the entry point (src/mode.ts, provideDatabase).
  */
 export async function createDeps(config: Config, log: Log): Promise<Runtime> {
-  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, SEARCH_SESSION)
+  // Behind a transaction pooler: no named statements, and the search settings per transaction
+  // (src/search/search.ts runSearch), since PgBouncer refuses unknown startup parameters.
+  const pooled = config.DATABASE_POOLER === 'transaction'
+  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX, {}, !pooled)
+  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, pooled ? {} : SEARCH_SESSION, !pooled)
   const mailer = createMailer(config, log)
   let jobs
   let shared

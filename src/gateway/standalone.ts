@@ -54,7 +54,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
   const gatewayId = randomUUID()
   const { entryTtlMs } = presenceTimings(config)
   const { pub, sub } = createRedisPair(config, log)
-  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
+  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX, {}, config.DATABASE_POOLER !== 'transaction')
   try {
     await Promise.all([waitReady(pub, 10_000), waitReady(sub, 10_000)])
   } catch (err) {
