@@ -1,6 +1,7 @@
 import rateLimit, { type FastifyRateLimitStore, type RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest, onErrorHookHandler, onRequestHookHandler, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { clientAddressKey } from '../src/client-address.js'
 import type { Config } from '../src/config.js'
 import { rateLimited } from '../src/errors.js'
 import type { RateWindows } from '../src/rate-windows.js'
@@ -52,7 +53,7 @@ export const limits = {
     hook: 'preValidation',
     keyGenerator: (request) => {
       const channelId = (request.body as { channelId?: unknown } | undefined)?.channelId
-      return `${request.ip}:${isUuid(channelId) ? channelId.toLowerCase() : '-'}`
+      return `${addressKey(request)}:${isUuid(channelId) ? channelId.toLowerCase() : '-'}`
     },
   }),
   /** The anonymous /api/public/conversations routes: one budget per client address for all of them. */
@@ -61,7 +62,7 @@ export const limits = {
     max: config.PUBLIC_RATE_LIMIT_PER_MIN,
     timeWindow: 60_000,
     hook: 'onRequest',
-    keyGenerator: (request) => request.ip,
+    keyGenerator: addressKey,
   }),
   /** GET /support/* (widget configuration): SUPPORT_RATE_LIMIT_PER_MIN per client address, its own budget. */
   support: (config: Config): Limit => ({
@@ -69,7 +70,7 @@ export const limits = {
     max: config.SUPPORT_RATE_LIMIT_PER_MIN,
     timeWindow: 60_000,
     hook: 'onRequest',
-    keyGenerator: (request) => request.ip,
+    keyGenerator: addressKey,
   }),
   /**
    * Conversations a visitor starts (POST /conversations, and the offline messages of /support):
@@ -89,7 +90,7 @@ export const limits = {
         max: config.VISITOR_CONVERSATIONS_PER_ADDRESS_PER_HOUR,
         timeWindow: 3_600_000,
         hook: 'preHandler',
-        keyGenerator: (request) => request.ip,
+        keyGenerator: addressKey,
       },
     ],
   }),
@@ -122,8 +123,19 @@ export const limits = {
     max: config.WEBHOOK_FAILURES_PER_MIN,
     timeWindow: 60_000,
     hook: 'onRequest',
-    keyGenerator: (request) => request.ip,
+    keyGenerator: addressKey,
     countErrors: ['INVALID_SIGNATURE'],
+  }),
+  /**
+   * POST /support/csat: CSAT_RATE_LIMIT_PER_MIN per guest. Each rating (a replacement too)
+   * rewrites the conversation's metric events and rollups.
+   */
+  csat: (config: Config): Limit => ({
+    groupId: 'csat',
+    max: config.CSAT_RATE_LIMIT_PER_MIN,
+    timeWindow: 60_000,
+    hook: 'preHandler',
+    keyGenerator: guestKey,
   }),
   /**
    * counts/reconcile holds the workspace's counter lock exclusively while it recounts, so writers
@@ -138,17 +150,20 @@ export const limits = {
   }),
 }
 
+/** The client address as every limit keys it: IPv6 by its /64 (src/client-address.ts). */
+const addressKey = (request: FastifyRequest) => clientAddressKey(request.ip)
+
 /** A visitor's guest; a caller without one (anonymous offline messages) counts per client address. */
 function guestKey(request: FastifyRequest): string {
   const caller = request.ctx?.caller
-  return caller?.kind === 'visitor' ? `g:${caller.guestId}` : `a:${request.ip}`
+  return caller?.kind === 'visitor' ? `g:${caller.guestId}` : `a:${addressKey(request)}`
 }
 
 const notVisitor = (request: FastifyRequest) => request.ctx?.caller.kind !== 'visitor'
 
 const workspaceKey = (request: FastifyRequest) => {
   const caller = request.ctx?.caller
-  return caller?.kind === 'member' || caller?.kind === 'visitor' ? caller.workspaceId : request.ip
+  return caller?.kind === 'member' || caller?.kind === 'visitor' ? caller.workspaceId : addressKey(request)
 }
 
 /** @fastify/rate-limit's store over the process's windows: one counter per `<limit>:<key>`. */

@@ -105,6 +105,12 @@ export const ConfigSchema = Type.Object({
   TRANSCRIPT_UNVERIFIED_PER_DAY: Type.Integer({ minimum: 1, default: 3 }),
   /** Failed webhook verifications (both providers) per client address and minute; then 429 until the window ends. */
   WEBHOOK_FAILURES_PER_MIN: Type.Integer({ minimum: 1, default: 60 }),
+  /** POST /support/csat per guest and minute (a replacement rewrites metric events and rollups). */
+  CSAT_RATE_LIMIT_PER_MIN: Type.Integer({ minimum: 1, default: 10 }),
+  /** Visitor gateway handshakes per guest and minute; over it connect_error RATE_LIMITED. */
+  VISITOR_CONNECTIONS_PER_MIN: Type.Integer({ minimum: 1, default: 30 }),
+  /** The same, per client address (IPv6: its /64) and minute. */
+  VISITOR_CONNECTIONS_PER_ADDRESS_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   /** GET /conversations/counts/reconcile per workspace and minute. */
   RECONCILE_PER_MIN: Type.Integer({ minimum: 1, default: 6 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),

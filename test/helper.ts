@@ -37,6 +37,9 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     TRANSCRIPT_UNVERIFIED_PER_DAY: '100000',
     WEBHOOK_FAILURES_PER_MIN: '100000',
     RECONCILE_PER_MIN: '100000',
+    VISITOR_CONNECTIONS_PER_MIN: '100000',
+    CSAT_RATE_LIMIT_PER_MIN: '100000',
+    VISITOR_CONNECTIONS_PER_ADDRESS_PER_MIN: '100000',
     // Attachments land in a temporary directory, never in the checkout (keys are unique per file).
     STORAGE_DIR: join(tmpdir(), 'parley-test-files'),
     ...overrides,

@@ -20,7 +20,7 @@ export interface AttachedGateway {
  */
 export function attachGateway(httpServer: HttpServer, deps: Deps, shared: InProcessState): AttachedGateway {
   const log = deps.log.child({ service: 'gateway' })
-  const core = startSockets({ config: deps.config, log, sql: deps.sql, httpServer, presence: shared.presence, reader: shared.presence, auth: deps })
+  const core = startSockets({ config: deps.config, log, sql: deps.sql, httpServer, presence: shared.presence, reader: shared.presence, auth: deps, rateWindows: deps.rateWindows })
   shared.events.attach(core.io)
   log.info({ heartbeatMs: core.heartbeatMs, presenceTtlS: deps.config.PRESENCE_TTL_S }, 'gateway attached (single-process mode)')
   let closed: Promise<void> | undefined

@@ -13,15 +13,16 @@ export type SocketPrincipal =
 /**
  * The reasons the contract names, and IDP_UNAVAILABLE when the member token could not be checked
  * because the identity provider's keys could not be fetched (a retry later may succeed; the
- * token is not known to be bad). The client reads them as `connect_error`'s message.
+ * token is not known to be bad), and RATE_LIMITED over the visitor connection limits (src/gateway/limits.ts).
+ * The client reads them as `connect_error`'s message.
  */
-export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER' | 'IDP_UNAVAILABLE' | 'SESSION_REVOKED'
+export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER' | 'IDP_UNAVAILABLE' | 'SESSION_REVOKED' | 'RATE_LIMITED'
 
 export class HandshakeError extends Error {
-  data: { code: string; message: string }
-  constructor(reason: RefusalReason, code: string, message: string) {
+  data: { code: string; message: string; retryAfter?: number }
+  constructor(reason: RefusalReason, code: string, message: string, extra: { retryAfter?: number } = {}) {
     super(reason)
-    this.data = { code, message }
+    this.data = { code, message, ...extra }
   }
 }
 

@@ -64,15 +64,23 @@ export function onConnection(parts: Parts, socket: Socket) {
   })
 }
 
+/**
+ * A visitor's transition found by the heartbeat (online again after a presence failure, offline
+ * after its gateway died and the TTL passed): announced like any update, at most one a second.
+ */
 export const announceVisitorChange = (parts: Parts) => (change: VisitorChange | null) => {
-  if (change) parts.announceVisitor(change.workspaceId, change.guestId)
+  if (change) parts.visitors.update(change.workspaceId, change.guestId)
 }
 
 /** page:visit calls a socket may send to Redis per window (the shared one-a-second gate drops the rest). */
 const PAGE_VISIT_LIMIT = { max: 10, windowMs: 10_000 }
 const PAGE_VISIT_KEYS = new Set(['url', 'title'])
 
-/** A `page:visit` payload as the contract allows it, or null (dropped). */
+/**
+ * A `page:visit` payload as the contract allows it, or null (dropped). Only the origin and path
+ * are kept (API.md section 13): a query string or fragment carries reset tokens, OAuth fragments
+ * and the like, and credentials in the URL (`user:pass@`) are not part of the origin.
+ */
 export function pageVisitOf(payload: unknown): { url: string; title: string } | null {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null
   const p = payload as Record<string, unknown>
@@ -80,27 +88,39 @@ export function pageVisitOf(payload: unknown): { url: string; title: string } | 
   const { url, title = '' } = p
   if (typeof url !== 'string' || url.length > 2000 || typeof title !== 'string' || title.length > 200) return null
   if (url.includes('\u0000') || title.includes('\u0000')) return null
+  let parsed: URL
   try {
-    const parsed = new URL(url)
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null
+    parsed = new URL(url)
   } catch {
     return null
   }
-  return { url, title }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null
+  return { url: `${parsed.origin}${parsed.pathname}`, title }
 }
 
 /**
  * A visitor's socket: it counts as online (lastSeenAt moves), sends page visits, and goes offline
- * with its last socket; each transition and recorded page reaches the workspace as visitor:updated.
+ * with its last socket; each transition and recorded page reaches the workspace as visitor:updated,
+ * debounced (src/gateway/visitor-announcer.ts): a socket that closes and comes back within the
+ * offline delay announces nothing.
  */
 function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPrincipal, { kind: 'visitor' }>) {
   const { log, presence, closing, sql } = parts
   const { workspaceId, guestId } = who
-  const announce = announceVisitorChange(parts)
-  touchLastSeen(sql, guestId)
-    .catch((err: Error) => log.warn({ err: { message: err.message } }, 'lastSeenAt not updated'))
-    .then(() => presence.addVisitor(workspaceId, guestId, socket.id))
-    .then(announce, (err: Error) => presenceFailed(log, err)) // the next heartbeat records it
+  const touch = () => touchLastSeen(sql, guestId).catch((err: Error) => log.warn({ err: { message: err.message } }, 'lastSeenAt not updated'))
+  presence.addVisitor(workspaceId, guestId, socket.id).then(
+    async (change) => {
+      // Back within the offline delay: members never heard it leave, so nothing is announced,
+      // and lastSeenAt (moved at the connection before) is left alone.
+      if (parts.visitors.reconnected(guestId)) return
+      await touch()
+      if (change) parts.visitors.update(workspaceId, guestId)
+    },
+    async (err: Error) => {
+      presenceFailed(log, err) // the next heartbeat records it
+      await touch()
+    },
+  )
 
   const allow = socketWindow(PAGE_VISIT_LIMIT)
   socket.on('page:visit', (payload: unknown, ack?: unknown) => {
@@ -109,7 +129,7 @@ function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPr
     if (!visit || !allow()) return reply({ ok: false, recorded: false })
     presence.recordPageVisit(guestId, visit).then(
       (recorded) => {
-        if (recorded) parts.announceVisitor(workspaceId, guestId)
+        if (recorded) parts.visitors.update(workspaceId, guestId)
         reply({ ok: true, recorded: recorded !== null })
       },
       (err: Error) => {
@@ -121,7 +141,12 @@ function onVisitorConnection(parts: Parts, socket: Socket, who: Extract<SocketPr
 
   socket.on('disconnect', () => {
     if (closing.value) return
-    presence.removeVisitor(workspaceId, guestId, socket.id).then(announce, (err: Error) => presenceFailed(log, err))
+    presence.removeVisitor(workspaceId, guestId, socket.id).then(
+      (change) => {
+        if (change?.status === 'offline') parts.visitors.offline(workspaceId, guestId)
+      },
+      (err: Error) => presenceFailed(log, err),
+    )
   })
 }
 

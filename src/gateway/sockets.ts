@@ -11,7 +11,11 @@ import { onConnection } from './connections.js'
 import { startHeartbeat } from './heartbeat.js'
 import { presenceFailed, type Parts } from './parts.js'
 import type { PresenceWriter } from './presence.js'
-import { presenceTimings } from './timings.js'
+import { presenceTimings, visitorAnnouncements } from './timings.js'
+import { visitorAnnouncer } from './visitor-announcer.js'
+import { visitorConnectionRefusal } from './limits.js'
+import { clientAddressOf } from '../client-address.js'
+import type { RateWindows } from '../rate-windows.js'
 
 /** The Socket.IO server, its handshake, events and heartbeat: what both kinds of gateway run. */
 export function startSockets(opts: {
@@ -24,6 +28,7 @@ export function startSockets(opts: {
   /** What visitor:updated payloads read (the same presence, as the API reads it). */
   reader: PresenceReader
   auth: Parameters<typeof authenticate>[1]
+  rateWindows: RateWindows
 }) {
   const { config, log, httpServer } = opts
   const { heartbeatMs } = presenceTimings(config)
@@ -46,14 +51,23 @@ export function startSockets(opts: {
       log.debug({ workspaceId: change.workspaceId, userId: change.userId, status: change.status }, 'presence changed')
       io.to(rooms.workspace(change.workspaceId)).emit('user:presence', { userId: change.userId, status: change.status, at: change.at })
     },
-    announceVisitor: (workspaceId, guestId) => {
-      loadVisitor({ sql: opts.sql, presence: opts.reader, log }, workspaceId, guestId).then(
-        (visitor) => {
-          if (visitor) io.to(rooms.workspace(workspaceId)).emit('visitor:updated', { visitor })
-        },
-        (err: Error) => log.warn({ err: { message: err.message }, guestId }, 'visitor:updated not sent'),
-      )
-    },
+    visitors: visitorAnnouncer(
+      (workspaceId, guestId, onlyIfOffline) =>
+        loadVisitor({ sql: opts.sql, presence: opts.reader, log }, workspaceId, guestId).then(
+          (visitor) => {
+            if (!visitor || (onlyIfOffline && visitor.online)) return null
+            io.to(rooms.workspace(workspaceId)).emit('visitor:updated', { visitor })
+            return visitor.online
+          },
+          (err: Error) => {
+            log.warn({ err: { message: err.message }, guestId }, 'visitor:updated not sent')
+            return null
+          },
+        ),
+      visitorAnnouncements,
+    ),
+    rateWindows: opts.rateWindows,
+    clientAddress: clientAddressOf(config.TRUST_PROXY),
     closing: { value: false },
   }
   io.use(handshake(parts, opts.auth))
@@ -65,17 +79,25 @@ export function startSockets(opts: {
     tick: heartbeat.tick,
     async stop() {
       parts.closing.value = true
+      parts.visitors.stop()
       await heartbeat.stop()
     },
   }
 }
 
-/** The handshake middleware: authenticates the socket, and records a member's presence before `connect`. */
+/**
+ * The handshake middleware: authenticates the socket, applies the visitor connection limits, and
+ * records a member's presence before `connect`.
+ */
 function handshake(parts: Parts, auth: Parameters<typeof authenticate>[1]) {
   const { log, presence, announce } = parts
   return (socket: Socket, next: (err?: Error) => void) => {
     authenticate(socket.handshake.auth, auth, log)
       .then(async (principal) => {
+        if (principal.kind === 'visitor') {
+          const refused = await visitorConnectionRefusal(parts, principal.guestId, parts.clientAddress(socket.request))
+          if (refused) return next(refused)
+        }
         socket.data = principal
         if (principal.kind === 'member') {
           // Recorded before the client hears `connect`: a tab opened and another closed right

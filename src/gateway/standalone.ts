@@ -12,6 +12,7 @@ import { createSql } from '../db/client.js'
 import { socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { redisPresenceReader } from '../presence.js'
+import { createRateWindows } from '../rate-windows.js'
 import { waitReady } from '../redis.js'
 import { PresenceStore } from './presence.js'
 import { startSockets } from './sockets.js'
@@ -73,6 +74,8 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
     presence: new PresenceStore({ redis: pub, prefix: config.REDIS_PREFIX, gatewayId, entryTtlMs }),
     reader: redisPresenceReader(pub, config.REDIS_PREFIX),
+    // The abuse limits' windows, as the API counts them: shared in Redis, this process while it fails.
+    rateWindows: createRateWindows(config, pub, log),
     auth: { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) },
   })
   let closed: Promise<void> | undefined

@@ -12,3 +12,9 @@ export function presenceTimings(config: Config) {
   const heartbeatMs = config.PRESENCE_HEARTBEAT_MS ?? Math.min(10_000, Math.floor(ttlMs / 5))
   return { heartbeatMs, entryTtlMs: ttlMs - 2 * heartbeatMs }
 }
+
+/**
+ * visitor:updated debouncing (API.md section 2): at most one a second per guest; the offline
+ * announcement of a disconnect waits this long and a reconnection within it announces nothing.
+ */
+export const visitorAnnouncements = { minIntervalMs: 1000, offlineDelayMs: 5000 }

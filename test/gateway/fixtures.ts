@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { io as connectClient, type Socket } from 'socket.io-client'
+import { io as connectClient, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client'
 import { testEnv, type TestContext } from '../helper.js'
 import { createTestDatabase } from '../setup/database.js'
 
@@ -88,8 +88,8 @@ export interface ConnectError extends Error {
 }
 
 /** Connects and resolves once the handshake is accepted; closed at teardown. */
-export function connect(t: TestContext, url: string, auth: Record<string, unknown>): Promise<Socket> {
-  const socket = connectClient(url, { auth, transports: ['websocket'], reconnection: false, forceNew: true, timeout: 10_000 })
+export function connect(t: TestContext, url: string, auth: Record<string, unknown>, options: Partial<ManagerOptions & SocketOptions> = {}): Promise<Socket> {
+  const socket = connectClient(url, { auth, transports: ['websocket'], reconnection: false, forceNew: true, timeout: 10_000, ...options })
   t.teardown(() => {
     socket.disconnect()
   })
@@ -103,9 +103,9 @@ export function connect(t: TestContext, url: string, auth: Record<string, unknow
 }
 
 /** Resolves with the refusal (connect_error) of a handshake that must fail. */
-export async function refusal(t: TestContext, url: string, auth: Record<string, unknown>): Promise<ConnectError> {
+export async function refusal(t: TestContext, url: string, auth: Record<string, unknown>, options: Partial<ManagerOptions & SocketOptions> = {}): Promise<ConnectError> {
   try {
-    const socket = await connect(t, url, auth)
+    const socket = await connect(t, url, auth, options)
     socket.disconnect()
   } catch (err) {
     return err as ConnectError

@@ -175,3 +175,32 @@ t.test('failed webhook verifications: WEBHOOK_FAILURES_PER_MIN per address, both
   const body = eventB('PAYMENT.CAPTURE.COMPLETED', { id: uniq('CAP'), amount: { value: '2.00', currency_code: 'USD' }, custom_id: ws.workspaceId })
   t.equal((await postB(provider, body)).statusCode, 200, "another address's deliveries go through")
 })
+
+t.test('POST /support/csat: CSAT_RATE_LIMIT_PER_MIN per guest (10 a minute), replacements included', async (t) => {
+  const { app } = await build(t, { env: { CSAT_RATE_LIMIT_PER_MIN: undefined } }) // the contract's default
+  const ws = await seedWorkspace(app)
+  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { csatEnabled: true } } })
+  const resolved = async (guest: Awaited<ReturnType<typeof seedGuest>>) => {
+    const conv = (await create(app, guest)).json()
+    await app.inject({ method: 'PATCH', url: `/conversations/${conv.id}/close`, headers: ws.agent.headers })
+    return conv.id as string
+  }
+  const guest = await seedGuest(app, ws)
+  const other = await seedGuest(app, ws, 'Other')
+  const [convId, otherConvId] = [await resolved(guest), await resolved(other)]
+  const rate = (headers: Record<string, string>, conversationId: string, rating: number) =>
+    app.inject({ method: 'POST', url: '/support/csat', headers, payload: { conversationId, rating } })
+
+  t.equal((await app.inject({ method: 'POST', url: '/support/csat', headers: guest.headers, payload: { conversationId: convId, rating: 9 } })).statusCode, 400, 'an invalid rating uses up nothing')
+  const statuses = []
+  for (let i = 0; i < 10; i++) statuses.push((await rate(guest.headers, convId, (i % 5) + 1)).statusCode)
+  t.same(statuses, [201, 200, 200, 200, 200, 200, 200, 200, 200, 200], 'ten ratings, nine of them replacements')
+  const over = await rate(guest.headers, convId, 3)
+  t.equal(over.statusCode, 429, 'the 11th in the minute')
+  t.match(over.json(), { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED' })
+  const retryAfter = Number(over.headers['retry-after'])
+  t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${over.headers['retry-after']}`)
+  const [{ rating }] = await app.deps.sql<{ rating: number }[]>`SELECT rating FROM csat_ratings WHERE conversation_id = ${convId}`
+  t.equal(rating, 5, 'the refused replacement changed nothing')
+  t.equal((await rate(other.headers, otherConvId, 4)).statusCode, 201, 'another guest has its own budget')
+})

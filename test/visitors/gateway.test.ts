@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { build, redisOf, seedGuest, seedWorkspace } from '../helper.js'
 import { connect, emitWithAck, next, record, startGateway, testDatabaseAndPrefix } from '../gateway/fixtures.js'
 
 interface VisitorEvent {
@@ -36,9 +36,11 @@ t.test('a visitor comes online, changes page, goes offline: visitor:updated to t
   t.same(await onlineList(), [guest.guestId])
 
   const paged = nextFor(guest.guestId, (e) => e.visitor.currentPage?.title === 'Pricing')
-  t.same(await emitWithAck(socket, 'page:visit', { url: 'https://shop.example/pricing?plan=pro', title: 'Pricing' }), { ok: true, recorded: true })
+  // Origin and path only (API.md section 13): the query, the fragment and URL credentials are dropped.
+  const sent = 'https://user:secret@shop.example/pricing?token=x&plan=pro#access_token=y'
+  t.same(await emitWithAck(socket, 'page:visit', { url: sent, title: 'Pricing' }), { ok: true, recorded: true })
   const p = await paged
-  t.match(p.visitor.currentPage, { url: 'https://shop.example/pricing?plan=pro', title: 'Pricing' })
+  t.same(p.visitor.currentPage?.url, 'https://shop.example/pricing', 'announced without query, fragment or credentials')
   t.same(await emitWithAck(socket, 'page:visit', { url: 'https://shop.example/cart', title: 'Cart' }), { ok: true, recorded: false }, 'within the second: dropped')
   // Another tab on the other gateway shares the same one-a-second gate.
   const tab2 = await connect(t, g1.url, { visitorSession: guest.session })
@@ -64,14 +66,21 @@ t.test('a visitor comes online, changes page, goes offline: visitor:updated to t
   await cart
   const profile = (await app.inject({ method: 'GET', url: `/visitors/${guest.guestId}`, headers: ws.agent.headers })).json()
   t.same(profile.pageVisits.map((v: { title: string }) => v.title), ['Cart', 'Pricing'])
+  t.same(profile.pageVisits.map((v: { url: string }) => v.url), ['https://shop.example/cart', 'https://shop.example/pricing'], 'stored without them')
+  const stored = JSON.stringify(await redisOf(app).lrange(`${redisPrefix}vpages:${guest.guestId}`, 0, -1))
+  t.match(stored, /shop\.example\/pricing/)
+  t.notMatch(stored, /token|secret|plan=/, 'nothing of the query or credentials in Redis')
 
   const before = events.filter((e) => e.visitor.id === guest.guestId && !e.visitor.online).length
   socket.disconnect()
   await new Promise((r) => setTimeout(r, 300))
   t.equal(events.filter((e) => e.visitor.id === guest.guestId && !e.visitor.online).length, before, 'one tab of two closing: still online')
-  const offline = nextFor(guest.guestId, (e) => !e.visitor.online)
+  // The offline announcement waits 5 s for a reconnection (API.md section 2).
+  const offline = nextFor(guest.guestId, (e) => !e.visitor.online, 8000)
+  const closedAt = Date.now()
   tab2.disconnect()
   const down = await offline
+  t.ok(Date.now() - closedAt >= 4500, `offline announced ${Date.now() - closedAt} ms after the last tab closed`)
   t.equal(down.visitor.currentPage, null, 'offline: no current page')
   t.same(await onlineList(), [])
   t.equal(leaked.length, 0, "another workspace's members hear nothing")

@@ -102,6 +102,16 @@ t.test('page visits: the page the visitor reads, and each navigation of a single
   const seen = await profile()
   t.equal(seen?.currentPage?.title, 'Teapots')
   t.ok(seen!.pageVisits.length >= 2, 'both pages are in the visits')
+
+  // A page whose URL carries a reset token and an OAuth fragment: only origin and path reach agents.
+  await page.evaluate(() => {
+    document.title = 'Reset'
+    history.pushState({}, '', '/reset?token=x#access_token=y')
+  })
+  await eventually(async () => (await profile())?.currentPage?.title === 'Reset', 10_000)
+  const reset = await profile()
+  t.equal(reset?.currentPage?.url, `${site}/reset`)
+  t.notOk(JSON.stringify(reset).includes('token'), 'no token anywhere in the profile')
 })
 
 t.test('an unknown channel, or a wrong channel token, shows nothing and makes no guest', async (t) => {

@@ -5,6 +5,7 @@
  */
 import { io, type Socket } from 'socket.io-client'
 import { Api, ApiError, retrying, type Attachment, type Conversation, type Message, type WidgetConfig } from './api.js'
+import { pageUrl } from './page.js'
 import { load, save, type Saved } from './store.js'
 import { h, messageItem, size, View } from './view.js'
 
@@ -57,6 +58,7 @@ export class Widget {
   private connectedBefore = false
   private lastVisit = 0
   private visitTimer: ReturnType<typeof setTimeout> | undefined
+  private lastVisited: { url: string; title: string } | undefined
   private open = false
   private ready: Promise<void> = Promise.resolve()
   /** Shown under an open conversation (after an offline message). */
@@ -352,13 +354,20 @@ export class Widget {
     for (const e of ['popstate', 'hashchange', 'parley:navigate']) window.addEventListener(e, () => this.visit(false))
   }
 
-  /** page:visit at most once a second (the gateway drops the rest); the latest page wins. */
+  /**
+   * page:visit at most once a second (the gateway drops the rest); the latest page wins. Only the
+   * page's origin and path leave the browser (pageUrl); a change of query or fragment alone sends
+   * nothing new.
+   */
   private visit(now: boolean): void {
     clearTimeout(this.visitTimer)
     const wait = now ? 0 : Math.max(0, this.lastVisit + 1100 - Date.now())
     this.visitTimer = setTimeout(() => {
+      const visit = { url: pageUrl(location.href).slice(0, 2000), title: document.title.slice(0, 200) }
+      if (!now && visit.url === this.lastVisited?.url && visit.title === this.lastVisited.title) return
       this.lastVisit = Date.now()
-      this.socket?.emit('page:visit', { url: location.href.slice(0, 2000), title: document.title.slice(0, 200) })
+      this.lastVisited = visit
+      this.socket?.emit('page:visit', visit)
     }, wait)
   }
 
