@@ -7,6 +7,7 @@ import type { Log } from './logger.js'
 import { createProviderBVerifier } from './billing/provider-b.js'
 import { createCursorCodec } from './cursor.js'
 import { createSql } from './db/client.js'
+import { primaryReads, replicaReads } from './db/replica.js'
 import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
 import { createSharedState } from './mode.js'
@@ -34,7 +35,9 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
   // (src/search/search.ts runSearch), since PgBouncer refuses unknown startup parameters.
   const pooled = config.DATABASE_POOLER === 'transaction'
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX, {}, !pooled)
-  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, pooled ? {} : SEARCH_SESSION, !pooled)
+  const searchSettings = pooled ? {} : SEARCH_SESSION
+  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, searchSettings, !pooled)
+  const reads = config.DATABASE_READ_URL ? replicaReads(config, sql, searchSql, log, { prepare: !pooled, searchSettings }) : primaryReads(sql, searchSql)
   const mailer = createMailer(config, log)
   let jobs
   let shared
@@ -42,7 +45,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     shared = await createSharedState(config, log)
     jobs = await createJobs(config, log, queues)
   } catch (err) {
-    await Promise.allSettled([shared?.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
+    await Promise.allSettled([shared?.close(), reads.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
     mailer.close()
     throw err
   }
@@ -51,6 +54,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     log,
     sql,
     searchSql,
+    reads,
     shared,
     events: shared.events,
     presence: shared.presence,
@@ -73,7 +77,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
       mailer.close()
       deps.storage.close()
       await shared.close()
-      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
+      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 }), reads.close()])
     },
   }
 }

@@ -33,17 +33,19 @@ export async function probe(check: () => Promise<unknown>, timeoutMs: number): P
  * Redis to check, and the answer says `"redis": "in-process"` (events, presence and limits live
  * in this process, which is answering).
  */
-export async function checkHealth({ sql, redis, config }: { sql: Deps['sql']; redis: Redis | null; config: Deps['config'] }): Promise<HealthView> {
+export async function checkHealth({ sql, redis, config, reads }: { sql: Deps['sql']; redis: Redis | null; config: Deps['config']; reads?: Deps['reads'] }): Promise<HealthView> {
   const timeoutMs = config.HEALTH_TIMEOUT_MS
-  const [database, redisState] = await Promise.all([
+  const [database, redisState, replica] = await Promise.all([
     probe(() => sql`SELECT 1`.execute(), timeoutMs),
     redis ? probe(() => redis.ping(), timeoutMs) : ('in-process' as const),
+    reads?.probe(timeoutMs) ?? null,
   ])
   const ok = database === 'online' && redisState !== 'offline'
   return {
     status: ok ? 'ok' : 'error',
     redis: redisState,
     database,
+    ...(replica ? { replica } : {}),
     timestamp: new Date().toISOString(),
   }
 }

@@ -123,12 +123,14 @@ export function searchesInFlight(sql: Pool): number {
  * locally first; direct connections were given them at start (src/deps.ts).
  */
 function runSearch(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
-  const pool = ctx.searchSql
-  if (ctx.config.DATABASE_POOLER !== 'transaction') return searchOn(ctx, pool, pool, args)
-  return pool.begin(async (tx) => {
-    for (const [name, value] of Object.entries(SEARCH_SESSION)) await tx`SELECT set_config(${name}, ${value}, true)`
-    return searchOn(ctx, pool, tx, args)
-  }) as Promise<SearchResult>
+  // On the read replica while it is online and caught up, else the primary's search pool (src/db/replica.ts).
+  return ctx.reads.run('search', (pool) => {
+    if (ctx.config.DATABASE_POOLER !== 'transaction') return searchOn(ctx, pool, pool, args)
+    return pool.begin(async (tx) => {
+      for (const [name, value] of Object.entries(SEARCH_SESSION)) await tx`SELECT set_config(${name}, ${value}, true)`
+      return searchOn(ctx, pool, tx, args)
+    }) as Promise<SearchResult>
+  })
 }
 
 async function searchOn(ctx: Ctx, pool: Pool, sql: Sql, args: SearchArgsIn): Promise<SearchResult> {
