@@ -158,29 +158,23 @@ export interface PgServer {
 }
 
 function pgServer(t: TestContext, dir: string, port: number): PgServer {
-  let proc: ChildProcess | null = null
+  let running = false
+  // pg_ctl, not a child process: runuser does not pass signals on, and a server must never outlive the test.
+  t.teardown(() => {
+    if (running) spawnSync(...pgUser([join(PG_BIN, 'pg_ctl'), 'stop', '-D', dir, '-m', 'immediate', '-w']))
+  })
   const server: PgServer = {
     port,
     dir,
     url: (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`,
     async start() {
-      proc = child(t, [join(PG_BIN, 'postgres'), '-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`], true)
-      const p = proc
-      await waitFor(`postgres on ${port}`, async () => {
-        if (p.exitCode !== null) throw new Error(`postgres exited: ${(p as ChildProcess & { lastErr: () => string }).lastErr()}`)
-        const sql = postgres(server.url(), { max: 1, connect_timeout: 2, onnotice: () => {} })
-        try {
-          await sql`SELECT 1`
-          return true
-        } finally {
-          await sql.end({ timeout: 1 })
-        }
-      })
+      const opts = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir}`
+      run([join(PG_BIN, 'pg_ctl'), 'start', '-D', dir, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '30'])
+      running = true
     },
     async stop() {
-      // SIGINT: PostgreSQL's fast shutdown.
-      if (proc) await stop(proc, 'SIGINT')
-      proc = null
+      run([join(PG_BIN, 'pg_ctl'), 'stop', '-D', dir, '-m', 'fast', '-w'])
+      running = false
     },
   }
   return server
@@ -197,7 +191,7 @@ export async function startPrimaryAndReplica(t: TestContext): Promise<{ primary:
   const rdir = join(root, 'replica')
   run([join(PG_BIN, 'initdb'), '-D', pdir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C'])
   writeFileSync(join(pdir, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n')
-  writeFileSync(join(pdir, 'postgresql.auto.conf'), "wal_level = replica\nmax_wal_senders = 5\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = '32MB'\n")
+  writeFileSync(join(pdir, 'postgresql.auto.conf'), "wal_level = replica\nmax_wal_senders = 5\nfsync = off\nfull_page_writes = off\nshared_buffers = '32MB'\n")
   const primary = pgServer(t, pdir, await freePort())
   await primary.start()
   run([join(PG_BIN, 'pg_basebackup'), '-R', '-D', rdir, '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-X', 'stream'])
