@@ -41,8 +41,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_READ_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   /** Replay lag (seconds) past which those reads go back to the primary. */
   DATABASE_READ_MAX_LAG_S: Type.Number({ minimum: 0, maximum: 3600, default: 10 }),
-  /** A Redis URL, or `memory:` (the default): single-process mode, gateway, limits and presence in this process (src/mode.ts). */
-  REDIS_URL: Type.String({ pattern: '^(rediss?://|memory:$)', default: 'memory:' }),
+  /** A Redis URL, a cluster's nodes (`redis-cluster://host:port,host:port`), or `memory:` (the default): single-process mode, gateway, limits and presence in this process (src/mode.ts). */
+  REDIS_URL: Type.String({ pattern: '^(rediss?://|redis-cluster://|memory:$)', default: 'memory:' }),
   /** Development state: the embedded database (`pg/`) and generated development secrets (`secrets.json`). */
   PARLEY_DIR: Type.String({ minLength: 1, default: '.parley' }),
   /** The embedded database's port on 127.0.0.1 (0: a free port at each start). */
