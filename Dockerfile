@@ -33,9 +33,11 @@ WORKDIR /app
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
-# STORAGE_DRIVER=local keeps attachments under STORAGE_DIR (default ./data/uploads): mount a volume
-# there, or use STORAGE_DRIVER=s3 (docs/attachments.md).
-RUN mkdir -p /app/data/uploads && chown -R node:node /app/data
+# STORAGE_DRIVER=local keeps attachments under STORAGE_DIR (here /app/data/uploads; outside the
+# image the default is <PARLEY_DIR>/uploads): mount a volume there, or use STORAGE_DRIVER=s3
+# (docs/attachments.md). Private to the node user (0700), like the files Parley writes in it.
+ENV STORAGE_DIR=/app/data/uploads
+RUN mkdir -p /app/data/uploads && chown -R node:node /app/data && chmod 700 /app/data/uploads
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \

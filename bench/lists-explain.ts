@@ -106,7 +106,7 @@ async function main() {
   list('closed, lastMessageAt asc', 'closed', q({ sortBy: 'lastMessageAt', sortOrder: 'asc' }), {})
   list('closed, createdAt desc', 'closed', q({ sortBy: 'createdAt' }), {})
   list('closed, updatedAt asc', 'closed', q({ sortBy: 'updatedAt', sortOrder: 'asc' }), {})
-  cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql, WS, HEAVY_GUEST, undefined, 21) })
+  cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql, { kind: 'member', ...caller }, HEAVY_GUEST, undefined, 21) })
   cases.push({
     name: 'available-agents openAssigned (grouped)',
     query: agentsQuery(sql, WS),

@@ -32,7 +32,14 @@ function credentialsOf(request: FastifyRequest, access: Exclude<Access, 'public'
     if (!m) throw unauthorized('Authorization must be a Bearer token')
     memberToken = m[1]
   }
-  return { memberToken, workspaceId: header(request, 'x-workspace-id'), visitorSession: header(request, 'x-visitor-session') }
+  // A signed link's token is the credential of a request that has none (access `anonymous`).
+  const token = access.anonymous ? (request.query as Record<string, unknown> | undefined)?.token : undefined
+  return {
+    memberToken,
+    workspaceId: header(request, 'x-workspace-id'),
+    visitorSession: header(request, 'x-visitor-session'),
+    linkToken: typeof token === 'string' ? token : undefined,
+  }
 }
 
 /**

@@ -13,7 +13,8 @@ export const ConfigSchema = Type.Object({
    */
   NODE_ENV: Type.String({ default: 'development' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
-  HOST: Type.String({ default: '0.0.0.0' }),
+  /** Listen address of the API and the gateway; unset: `listenHost` (127.0.0.1 outside production). */
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (rate limits, logs):
    * 'false' (none: the socket's peer), 'true' (all: only behind a proxy that overwrites it), or a
@@ -135,7 +136,8 @@ export const ConfigSchema = Type.Object({
   API_URL: Type.String({ pattern: '^https?://', default: 'http://localhost:3000' }),
   /** Attachments (docs/attachments.md): where files live. */
   STORAGE_DRIVER: Type.Union([Type.Literal('local'), Type.Literal('s3')], { default: 'local' }),
-  STORAGE_DIR: Type.String({ minLength: 1, default: './data/uploads' }),
+  /** The local driver's directory; default `<PARLEY_DIR>/uploads` (private like the rest of PARLEY_DIR). */
+  STORAGE_DIR: Type.Optional(Type.String({ minLength: 1 })),
   S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
@@ -150,6 +152,9 @@ export const ConfigSchema = Type.Object({
   /** Largest file a member (UPLOAD_MAX_BYTES) or a visitor (UPLOAD_MAX_BYTES_VISITOR) may upload, in bytes. */
   UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1, default: 25 * 1024 * 1024 }),
   UPLOAD_MAX_BYTES_VISITOR: Type.Integer({ minimum: 1, default: 10 * 1024 * 1024 }),
+  /** Thumbnails made at once per process (the others wait); an image over THUMBNAIL_MAX_PIXELS gets none (API.md section 2). */
+  THUMBNAIL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  THUMBNAIL_MAX_PIXELS: Type.Integer({ minimum: 1, default: 40_000_000 }),
   /** An upload no message names is deleted (row and bytes) this long after it was made. */
   UPLOAD_PENDING_TTL_S: Type.Integer({ minimum: 1, default: 86400 }),
   /** When the cleanup job runs (pg-boss cron, UTC; minute granularity). */
@@ -160,8 +165,24 @@ export type Config = Static<typeof ConfigSchema>
 
 export class ConfigError extends Error {}
 
+/**
+ * Every secret value that ever shipped in .env.example (`git log -p .env.example`): public, so a
+ * copied .env would let anyone sign an owner's token. Refused in every environment.
+ */
+const EXAMPLE_SECRETS = new Set(['dev-only-member-secret-change-me', 'dev-only-visitor-secret-change-me'])
+const SECRET_VARIABLES = ['AUTH_JWT_SECRET', 'VISITOR_SESSION_SECRET', 'CURSOR_SECRET', 'MEDIA_LINK_SECRET', 'PROVIDER_A_WEBHOOK_SECRET', 'PROVIDER_B_CLIENT_SECRET'] as const
+
 /** Rules one variable's schema cannot say. */
 export function checkConfig(config: Config): Config {
+  for (const name of SECRET_VARIABLES) {
+    const value = config[name]
+    if (value !== undefined && EXAMPLE_SECRETS.has(value.trim())) {
+      // Names the variable, never the value.
+      throw new ConfigError(
+        `Invalid configuration: ${name} is a published example value (an old .env.example): set a secret of your own, or in development remove it and one is generated`,
+      )
+    }
+  }
   // Production names its servers: the embedded forms are for one developer's machine.
   if (config.NODE_ENV === 'production' && (isEmbeddedDatabase(config) || isSingleProcess(config))) {
     throw new ConfigError(
@@ -204,6 +225,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError(describeConfigError(err))
   }
+}
+
+/**
+ * Where the API and the gateway listen: HOST, else 0.0.0.0 in production (a container's port is
+ * published from outside it) and 127.0.0.1 otherwise (a development machine's server is not
+ * offered to its network).
+ */
+export function listenHost(config: Pick<Config, 'HOST' | 'NODE_ENV'>): string {
+  return config.HOST ?? (config.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1')
 }
 
 /** TRUST_PROXY as Fastify's trustProxy option. */

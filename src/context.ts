@@ -1,4 +1,4 @@
-import type { Caller, MemberCaller, UserCaller } from './auth/callers.js'
+import type { Caller, MemberCaller, UserCaller, VisitorCaller } from './auth/callers.js'
 import type { ChannelSessions } from './auth/channel-sessions.js'
 import type { MemberDirectory } from './auth/members.js'
 import type { MemberVerifier, VisitorTokens } from './auth/tokens.js'
@@ -15,6 +15,7 @@ import type { Mailer } from './mail.js'
 import type { SharedState } from './mode.js'
 import type { PresenceReader } from './presence.js'
 import type { RateWindows } from './rate-windows.js'
+import type { ThumbnailMaker } from './attachments/thumbnails.js'
 import type { ObjectStorage } from './storage/storage.js'
 
 /**
@@ -52,6 +53,8 @@ export interface Deps {
   providerB: ProviderBVerifier | null
   /** Attachment bytes (STORAGE_DRIVER: local disk or S3). */
   storage: ObjectStorage
+  /** Thumbnails being made in this process: THUMBNAIL_CONCURRENCY at once, identical requests share one. */
+  thumbnails: ThumbnailMaker
 }
 
 /**
@@ -68,10 +71,33 @@ export function contextFor(deps: Deps, caller: Caller, log: Log = deps.log): Ctx
   return { ...deps, caller, log }
 }
 
-/** A route declared for members only calls this; anything else is a declaration bug (500). */
+/*
+ * The caller helpers: a route's `config.access` guarantees the caller's kind before domain code
+ * runs, so a function reached by another kind is a declaration bug, 500 INTERNAL_ERROR, never a
+ * 403 (an HTTP caller of the wrong kind was refused by plugins/auth.ts already).
+ */
+
+/** A route declared for members only calls this. */
 export function memberOf(ctx: Ctx): MemberCaller {
   if (ctx.caller.kind !== 'member') throw internalError(`a member was expected, not a ${ctx.caller.kind} caller`)
   return ctx.caller
+}
+
+/** A route declared for visitors only calls this. */
+export function visitorOf(ctx: Ctx): VisitorCaller {
+  if (ctx.caller.kind !== 'visitor') throw internalError(`a visitor was expected, not a ${ctx.caller.kind} caller`)
+  return ctx.caller
+}
+
+/** Who writes a message or uploads a file: an agent (the member's userId) or the visitor's guest. */
+export type Sender = { type: 'AGENT'; id: string; member: MemberCaller } | { type: 'GUEST'; id: string; visitor: VisitorCaller }
+
+/** The sender of a route declared for members and visitors; the one AGENT/GUEST mapping. */
+export function senderOf(ctx: Ctx): Sender {
+  const c = ctx.caller
+  if (c.kind === 'member') return { type: 'AGENT', id: c.userId, member: c }
+  if (c.kind === 'visitor') return { type: 'GUEST', id: c.guestId, visitor: c }
+  throw internalError(`a member or visitor was expected, not a ${c.kind} caller`)
 }
 
 /** A route declared with `workspace: false` (a member token naming no workspace) calls this. */

@@ -1,3 +1,4 @@
+import { createThumbnailMaker } from './attachments/thumbnails.js'
 import { ChannelSessions } from './auth/channel-sessions.js'
 import { MemberDirectory } from './auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
@@ -67,7 +68,8 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     rateWindows: shared.rateWindows,
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
-    storage: createStorage(config),
+    storage: createStorage(config, log),
+    thumbnails: createThumbnailMaker(config.THUMBNAIL_CONCURRENCY),
   }
   if (config.JOBS_WORKER) await jobs.startWorkers(deps)
   return {

@@ -48,6 +48,8 @@ export const dependencyUnavailable = (message: string) => new AppError(503, 'DEP
 export const notConfigured = (message: string) => new AppError(503, 'NOT_CONFIGURED', message)
 
 export const invalidCursor = () => badRequest('Invalid cursor', 'INVALID_CURSOR')
+/** GET /media/:id?variant=thumb of a file that has none (not an image, too large, unreadable). */
+export const noThumbnail = (message = 'This file has no thumbnail') => badRequest(message, 'NO_THUMBNAIL')
 /** A NUL character in any field (found by findNul, src/validation.ts): PostgreSQL text cannot store it. */
 export const nulInField = (path: string) => badRequest(`field '${path}' must not contain NUL characters`)
 /** The member token could not be checked: the identity provider's keys could not be fetched in time. */
@@ -72,6 +74,19 @@ export const invalidChannel = () => badRequest('channelIds names a channel that 
 export const mentionNotFound = () => notFound('MENTION_NOT_FOUND', 'Mention not found')
 export const invalidMention = (message = 'mentions names someone who is not an active member of this workspace') =>
   badRequest(message, 'INVALID_MENTION')
+/** 403s of resolving a member caller (src/auth/callers.ts) and of member administration. */
+export const notAMember = () => forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
+export const memberDisabled = () => forbidden('Membership is disabled', 'MEMBER_DISABLED')
+export const missingPermission = (permission: string) => forbidden(`Missing permission ${permission}`, 'FORBIDDEN')
+export const workspaceRequired = () => badRequest('x-workspace-id header is required', 'WORKSPACE_REQUIRED')
+export const memberExists = () => conflict('MEMBER_EXISTS', 'A member with this userId already exists in this workspace')
+/** POST /auth and the widget's configuration (API.md section 5). */
+export const originNotAllowed = () => forbidden('This origin may not use the channel', 'ORIGIN_NOT_ALLOWED')
+export const invalidChannelToken = () => unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
+export const invalidIdentityHash = () => unauthorized('identityHash does not match the e-mail', 'INVALID_IDENTITY_HASH')
+export const invalidVisitorSession = () => unauthorized('Invalid visitor session', 'INVALID_VISITOR_SESSION')
+export const invalidAgent = () => badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
+export const idempotencyKeyReused = () => conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another address')
 export const lastOwner = () => conflict('LAST_OWNER', 'The workspace must keep at least one active owner')
 export const ownerOnly = (what: string) => forbidden(`Only an owner may ${what}`, 'FORBIDDEN')
 /** A verified billing event whose content cannot be mapped: 400, not recorded, so a fix plus the provider's retry processes it. */
@@ -89,6 +104,25 @@ export function routerError(err: { code?: string }): AppError {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return new AppError(414, 'URI_TOO_LONG', 'A path segment is too long')
   if (err.code === 'FST_ERR_BAD_URL') return new AppError(400, 'BAD_URL', 'The path is not valid percent-encoded text')
   return new AppError(400, 'BAD_REQUEST', 'The request could not be routed')
+}
+
+/** A body that is not JSON (or an empty body declared as JSON). */
+export const invalidJson = () => badRequest('Body is not valid JSON', 'INVALID_JSON')
+/** A path the standalone gateway's HTTP server does not serve (only /health and Socket.IO's). */
+export const pathNotFound = () => notFound('NOT_FOUND', 'Not found')
+/** No route for this method and path (Fastify's not-found handler). */
+export const routeNotFound = (method: string, path: string) => notFound('NOT_FOUND', `Route ${method} ${path} not found`)
+
+/** Fastify's own errors that are the client's fault, as the contract answers them (plugins/errors.ts). */
+const FASTIFY_CLIENT_ERRORS: Record<string, () => AppError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => unsupportedMediaType('Content-Type must be application/json'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => badRequest('Invalid Content-Length', 'BAD_REQUEST'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError(413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than 1 MiB'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: invalidJson,
+  FST_ERR_CTP_INVALID_JSON_BODY: invalidJson,
+}
+export function fastifyClientError(err: { code?: string }): AppError | undefined {
+  return err.code && Object.hasOwn(FASTIFY_CLIENT_ERRORS, err.code) ? FASTIFY_CLIENT_ERRORS[err.code]!() : undefined
 }
 
 // Attachments (docs/attachments.md)

@@ -1,11 +1,15 @@
+import { createHash } from 'node:crypto'
 import nodemailer, { type SendMailOptions } from 'nodemailer'
 import type { Queue } from 'pg-boss'
 import type { Config } from './config.js'
 import type { Log } from './logger.js'
 
+/** One outgoing mail, and what it is (the only part of it a log line names). */
+export type OutgoingMail = SendMailOptions & { kind: 'transcript' | 'mention' | 'offline-message' }
+
 export interface Mailer {
   /** Sends one mail; rejects when the SMTP server is unreachable or refuses it. */
-  send(mail: SendMailOptions): Promise<{ messageId?: string }>
+  send(mail: OutgoingMail): Promise<{ messageId?: string }>
   /** 'smtp' with SMTP_URL set, 'log' otherwise (development: the mail is written to the log). */
   readonly mode: 'smtp' | 'log'
   close(): void
@@ -14,7 +18,9 @@ export interface Mailer {
 /**
  * Outgoing mail. With SMTP_URL: nodemailer over SMTP, short timeouts so a down server fails an
  * attempt quickly (the job queue retries it). Without: nodemailer's stream transport renders
- * the full message and it is logged, so development needs no mail server.
+ * the full message (so rendering still runs and fails as it would) and it is dropped; the log
+ * gets a summary only (kind, a hash of the recipient, size): bodies hold transcripts and guests'
+ * addresses, which never reach the log (docs/security.md).
  */
 export function createMailer(config: Config, log: Log): Mailer {
   const timeout = config.SMTP_TIMEOUT_MS
@@ -27,7 +33,7 @@ export function createMailer(config: Config, log: Log): Mailer {
     })
     return {
       mode: 'smtp',
-      send: async (mail) => {
+      send: async ({ kind: _kind, ...mail }) => {
         const info = await transport.sendMail({ from: config.MAIL_FROM, ...mail })
         return { messageId: info.messageId }
       },
@@ -37,14 +43,23 @@ export function createMailer(config: Config, log: Log): Mailer {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
   return {
     mode: 'log',
-    send: async (mail) => {
+    send: async ({ kind, ...mail }) => {
       const info = await transport.sendMail({ from: config.MAIL_FROM, ...mail })
-      const raw = Buffer.isBuffer(info.message) ? info.message.toString('utf8') : String(info.message)
-      log.info({ mail: { to: mail.to, subject: mail.subject, messageId: info.messageId, raw } }, 'mail (no SMTP_URL: logged, not sent)')
+      const bytes = Buffer.isBuffer(info.message) ? info.message.length : Buffer.byteLength(String(info.message))
+      log.info({ mail: { kind, to: recipientHash(info.envelope.to), bytes, messageId: info.messageId } }, 'mail (no SMTP_URL: logged, not sent)')
       return { messageId: info.messageId }
     },
     close: () => {},
   }
+}
+
+/**
+ * Who a mail went to, as a log may say it: the first 12 hex digits of the SHA-256 of the
+ * lower-cased addresses. Enough to tell two mails' recipients apart or match a known address;
+ * the address itself is not written.
+ */
+export function recipientHash(to: string[]): string {
+  return createHash('sha256').update(to.map((a) => a.trim().toLowerCase()).sort().join(',')).digest('hex').slice(0, 12)
 }
 
 /**

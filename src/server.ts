@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { buildApp } from './app.js'
-import { ConfigError, isSingleProcess, loadConfig } from './config.js'
+import { ConfigError, isSingleProcess, listenHost, loadConfig } from './config.js'
 import { runMigrations } from './db/migrate.js'
 import { describeDevSecrets, developmentEnv } from './dev-env.js'
 import { provideDatabase } from './mode.js'
@@ -55,7 +55,7 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
 })
 
 try {
-  await app.listen({ port: config.PORT, host: config.HOST })
+  await app.listen({ port: config.PORT, host: listenHost(config) })
 } catch (err) {
   await app.close()
   await fail(`Could not listen on PORT ${config.PORT}: ${(err as Error).message}`)

@@ -40,6 +40,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     cursor: createCursorCodec(config),
     providerB: null,
     storage: absent('storage'),
+    thumbnails: absent('thumbnails'),
   }
   return contextFor(deps, caller)
 }

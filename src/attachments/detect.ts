@@ -50,10 +50,24 @@ function textType(sample: Buffer, filename: string, declared: string): string | 
     return null
   }
   for (const b of text) if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c) || b === 0x7f) return null
-  // Markup (HTML, SVG, XML) is text too, and not on the list: a browser would run it.
-  if (/^\s*</.test(text.toString('utf8'))) return null
+  // Markup (HTML, SVG, XML) is text too, and not on the list: a browser would run it. Anywhere in
+  // the sample; the inspector looks at the rest of the file too.
+  if (MARKUP.test(text.toString('latin1'))) return null
   return /\.csv$/i.test(filename) || /^text\/csv\b/i.test(declared) ? 'text/csv' : 'text/plain'
 }
+
+/**
+ * Markup a browser would act on, anywhere in a text file: a document start (`<!doctype`, `<?xml`,
+ * `<!--`, `<![CDATA[`), or an opening or closing tag of an HTML or SVG element that makes a
+ * document, runs code, loads something or takes input. Other `<word>`s (`<none>`, `x<a`, `<b>`)
+ * are plain text: served as text/plain under a text name (names.ts), they do nothing.
+ * Markup is ASCII: the bytes are read as latin1, so a chunk cut mid-character matches the same.
+ */
+const MARKUP_ELEMENTS =
+  'html|head|body|script|style|iframe|frame|frameset|object|embed|applet|form|input|button|textarea|select|svg|math|meta|link|base|img|video|audio|source|template|xsl:[a-z-]+|xml|xmp|noscript|details|marquee|isindex|portal'
+const MARKUP = new RegExp(`<(?:!doctype|\\?xml|!--|!\\[cdata\\[|/?(?:${MARKUP_ELEMENTS})(?=[\\s/>]))`, 'i')
+/** Longest text a MARKUP match can need across two chunks. */
+const MARKUP_OVERLAP = 32
 
 /** The served type of a sample, or a 415: detected from the bytes; a declared image type must agree. */
 export async function detectType(sample: Buffer, filename: string, declared: string): Promise<string> {
@@ -103,7 +117,10 @@ export class UploadInspector extends Transform {
       this.head.push(Buffer.from(part))
       this.headBytes += part.length
     }
-    if (this.type) return done(null, chunk)
+    if (this.type) {
+      if (this.text && this.markupIn(chunk)) return done(unsupportedMediaType('The text holds markup (HTML, SVG or XML)'))
+      return done(null, chunk)
+    }
     this.pending.push(chunk)
     if (this.size < SAMPLE_BYTES) return done()
     this.decide().then(() => done(), done)
@@ -118,7 +135,24 @@ export class UploadInspector extends Transform {
     const all = Buffer.concat(this.pending)
     this.type = await detectType(all.subarray(0, SAMPLE_BYTES), this.filename, this.declared)
     this.pending = []
+    this.text = this.type.startsWith('text/')
+    // The sample was scanned by detectType; what came with it past the sample is scanned here.
+    if (this.text) {
+      this.tail = all.subarray(Math.max(0, SAMPLE_BYTES - MARKUP_OVERLAP), SAMPLE_BYTES).toString('latin1')
+      if (all.length > SAMPLE_BYTES && this.markupIn(all.subarray(SAMPLE_BYTES))) throw unsupportedMediaType('The text holds markup (HTML, SVG or XML)')
+    }
     this.push(all)
+  }
+
+  private text = false
+  /** The end of the text scanned so far, so markup cut across two chunks is found. */
+  private tail = ''
+
+  /** Whether markup starts in `chunk` (or across the previous chunk's end); the whole text file is scanned. */
+  private markupIn(chunk: Buffer): boolean {
+    const s = this.tail + chunk.toString('latin1')
+    this.tail = s.slice(-MARKUP_OVERLAP)
+    return MARKUP.test(s)
   }
 
   /** The head of the file (for image dimensions). */

@@ -1,8 +1,10 @@
 import type { AttachmentView } from '../../schemas/attachments.js'
 import type { Ctx } from '../context.js'
+import { keysetPage, type Page } from '../cursor.js'
 import { findConversationForCaller } from '../conversations/access.js'
+import { audienceOf, visibleMessages } from '../conversations/visibility.js'
 import type { Sql } from '../db/client.js'
-import { invalidAttachment, invalidCursor } from '../errors.js'
+import { invalidAttachment } from '../errors.js'
 import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from './view.js'
 
 /**
@@ -14,28 +16,24 @@ export async function listAttachments(
   ctx: Ctx,
   id: string,
   query: { limit: number; cursor?: string },
-): Promise<{ data: AttachmentView[]; nextCursor: string | null }> {
+): Promise<Page<AttachmentView>> {
   const conv = await findConversationForCaller(ctx, id)
-  const params = { list: 'attachments', conversationId: conv.id }
-  let before: [string, string] | null = null
-  if (query.cursor) {
-    const key = ctx.cursor.decode(query.cursor, params)
-    if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string') throw invalidCursor()
-    before = [key[0], key[1]]
-  }
-  const membersOnly = ctx.caller.kind === 'member'
   const { sql } = ctx
-  const rows = await sql<AttachmentRecord[]>`
-    SELECT ${sql.unsafe(ATTACHMENT_SELECT)} FROM attachments a
-    WHERE a.conversation_id = ${conv.id} AND a.message_id IS NOT NULL
-      ${membersOnly ? sql`` : sql`AND NOT a.private`}
-      ${before ? sql`AND (a.attached_at, a.id) < (${before[0]}::timestamptz, ${before[1]}::uuid)` : sql``}
-    ORDER BY a.attached_at DESC, a.id DESC
-    LIMIT ${query.limit + 1}`
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > query.limit && last ? ctx.cursor.encode(params, [last.attachedAt!, last.id]) : null
-  return { data: page.map((r) => toAttachmentView(r)), nextCursor }
+  const page = await keysetPage(ctx, {
+    cursor: query.cursor,
+    params: { list: 'attachments', conversationId: conv.id },
+    key: ['timestamp', 'uuid'],
+    limit: query.limit,
+    fetch: (before, take) => sql<AttachmentRecord[]>`
+      SELECT ${sql.unsafe(ATTACHMENT_SELECT)} FROM attachments a
+      WHERE a.conversation_id = ${conv.id} AND a.message_id IS NOT NULL
+        ${visibleMessages(sql, audienceOf(ctx.caller))}
+        ${before ? sql`AND (a.attached_at, a.id) < (${before[0]}::timestamptz, ${before[1]}::uuid)` : sql``}
+      ORDER BY a.attached_at DESC, a.id DESC
+      LIMIT ${take}`,
+    keyOf: (a) => [a.attachedAt!, a.id],
+  })
+  return { data: page.data.map((r) => toAttachmentView(r)), nextCursor: page.nextCursor }
 }
 
 /**

@@ -15,9 +15,18 @@ export function signMediaToken(config: Config, id: string, ttlS: number, now = D
   return `${expires}.${tag(config, id, expires)}`
 }
 
+/** The form of a token: `<expires>.<tag>`, at most 40 characters. */
+const TOKEN_FORM = /^(\d{1,12})\.([A-Za-z0-9_-]{27})$/
+
+/**
+ * True when `token` has a signed link's form (whether or not it verifies): a request with no
+ * other credentials and no such token presents nothing, 401 (src/auth/callers.ts).
+ */
+export const isMediaTokenForm = (token: string) => TOKEN_FORM.test(token)
+
 /** True when `token` was signed for `id` and has not expired; compared in constant time. */
 export function verifyMediaToken(config: Config, id: string, token: string, now = Date.now()): boolean {
-  const m = /^(\d{1,12})\.([A-Za-z0-9_-]{27})$/.exec(token)
+  const m = TOKEN_FORM.exec(token)
   if (!m) return false
   const expires = Number(m[1])
   if (expires * 1000 < now) return false

@@ -2,13 +2,17 @@ import { Readable } from 'node:stream'
 import sharp from 'sharp'
 import type { MediaQueryInput } from '../../schemas/attachments.js'
 import type { Ctx } from '../context.js'
-import { attachmentNotFound, badRequest, rangeNotSatisfiable, storageUnavailable, unauthorized } from '../errors.js'
+import { attachmentNotFound, noThumbnail, rangeNotSatisfiable, storageUnavailable, unauthorized } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import { IMAGE_TYPES, isInline } from './detect.js'
 import { verifyMediaToken } from './links.js'
 import { contentDisposition } from './names.js'
+import { tooLargeForThumbnail } from './thumbnails.js'
 import { thumbKey } from './uploads.js'
+import type { thumbRefusals } from '../db/schema.js'
 import { ATTACHMENT_SELECT, type AttachmentRecord } from './view.js'
+
+type ThumbRefusal = (typeof thumbRefusals)[number]
 
 /** Longest side of a thumbnail, in pixels. */
 export const THUMB_SIZE = 320
@@ -81,7 +85,7 @@ const etagMatches = (header: string | undefined, etag: string) =>
 export async function openMedia(ctx: Ctx, id: string, req: MediaRequest): Promise<MediaAnswer> {
   const row = await readable(ctx, id, req.query.token)
   const thumb = req.query.variant === 'thumb'
-  if (thumb && !IMAGE_TYPES.has(row.contentType)) throw badRequest('Only images have a thumbnail', 'NO_THUMBNAIL')
+  if (thumb && !IMAGE_TYPES.has(row.contentType)) throw noThumbnail('Only images have a thumbnail')
   const forceDownload = req.query.download !== undefined
   const contentType = thumb ? 'image/webp' : row.contentType
   const disposition = contentDisposition(!forceDownload && isInline(contentType) ? 'inline' : 'attachment', thumb ? thumbName(row.filename) : row.filename)
@@ -132,26 +136,56 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The thumbnail's key, made on first request and stored (at most THUMB_SIZE px on the longer
- * side, WebP, EXIF orientation applied). Two first requests at once both make it; the key is
- * the same and the bytes equal, so the second write is harmless.
+ * The thumbnail's key: stored once made; else made now, in one of the process's
+ * THUMBNAIL_CONCURRENCY slots, shared with every request for the same file meanwhile
+ * (ctx.thumbnails). No thumbnail, for good (`thumb_refusal`, 400 NO_THUMBNAIL without reading the
+ * file again): an image over THUMBNAIL_MAX_PIXELS (known at upload; sharp's limitInputPixels
+ * refuses one whose header said otherwise before decoding it), or one sharp cannot read. A store
+ * that fails is 503 and is not remembered.
  */
 async function ensureThumbnail(ctx: Ctx, row: AttachmentRecord): Promise<string> {
-  const key = thumbKey(row.workspaceId, row.id)
   if (row.thumbKey) return row.thumbKey
+  if (row.thumbRefusal) throw noThumbnail(refusalMessage[row.thumbRefusal])
+  if (tooLargeForThumbnail(ctx.config, row.width, row.height)) {
+    // Uploaded before the size was checked at upload: remember it now.
+    await refuseThumbnail(ctx, row.id, 'too_large')
+    throw noThumbnail(refusalMessage.too_large)
+  }
+  return ctx.thumbnails.run(row.id, () => makeThumbnail(ctx, row))
+}
+
+const refusalMessage: Record<ThumbRefusal, string> = {
+  too_large: 'This image is too large to make a thumbnail',
+  unreadable: 'This image cannot be read to make a thumbnail',
+}
+
+async function refuseThumbnail(ctx: Ctx, id: string, reason: ThumbRefusal) {
+  await ctx.sql`UPDATE attachments SET thumb_refusal = ${reason} WHERE id = ${id}`
+}
+
+/** Makes and stores the thumbnail (at most THUMB_SIZE px on the longer side, WebP, EXIF orientation applied). */
+async function makeThumbnail(ctx: Ctx, row: AttachmentRecord): Promise<string> {
+  const key = thumbKey(row.workspaceId, row.id)
   const source = await guard(() => ctx.storage.get(row.storageKey))
   if (!source) throw attachmentNotFound()
+  // An error of the store while reading is the store's, not the image's: 503, not remembered.
+  let storeFailed = false
+  source.on('error', () => (storeFailed = true))
   let bytes: Buffer
   try {
-    const pipeline = sharp({ failOn: 'error', limitInputPixels: 100_000_000 })
+    const pipeline = sharp({ failOn: 'error', limitInputPixels: ctx.config.THUMBNAIL_MAX_PIXELS })
       .rotate()
       .resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true })
       .webp({ quality: 80 })
     source.pipe(pipeline)
     bytes = await pipeline.toBuffer()
-  } catch {
+  } catch (err) {
     source.destroy()
-    throw badRequest('This image cannot be read to make a thumbnail', 'NO_THUMBNAIL')
+    if (storeFailed) throw storageUnavailable()
+    const reason: ThumbRefusal = /pixel limit/i.test((err as Error).message) ? 'too_large' : 'unreadable'
+    ctx.log.info({ attachmentId: row.id, reason, err: { message: (err as Error).message } }, 'no thumbnail for this image, for good')
+    await refuseThumbnail(ctx, row.id, reason)
+    throw noThumbnail(refusalMessage[reason])
   }
   await guard(() => ctx.storage.put(key, Readable.from([bytes]), 'image/webp'))
   await ctx.sql`UPDATE attachments SET thumb_key = ${key} WHERE id = ${row.id}`

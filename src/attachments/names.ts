@@ -24,3 +24,22 @@ export function contentDisposition(kind: 'inline' | 'attachment', filename: stri
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`
 }
+
+/** Extensions a text/plain file may keep: names that open as text, never as a page. */
+const TEXT_EXTENSIONS = new Set(['txt', 'text', 'log', 'md', 'markdown', 'csv', 'tsv', 'json', 'yaml', 'yml', 'ini', 'cfg', 'conf', 'rst', 'asc', 'srt', 'vtt'])
+
+/**
+ * The stored name of a file of `type` (API.md section 10: the extension agrees with the detected
+ * type): a text file whose extension is not a text one gets `.txt` (`invoice.html` ->
+ * `invoice.html.txt`), a CSV whose name does not end in `.csv` gets `.csv`; a name without an
+ * extension is left as it is. Other types keep their name: they are served with their detected
+ * type and `nosniff`, and the stored name is never HTML, SVG or XML for a text that is markup
+ * (refused with 415 by detect.ts).
+ */
+export function nameForType(filename: string, type: string): string {
+  const dot = filename.lastIndexOf('.')
+  const ext = dot > 0 ? filename.slice(dot + 1).toLowerCase() : null
+  if (type === 'text/csv') return ext === 'csv' ? filename : sanitiseFilename(`${filename}.csv`)
+  if (type === 'text/plain' && ext !== null && !TEXT_EXTENSIONS.has(ext)) return sanitiseFilename(`${filename}.txt`)
+  return filename
+}

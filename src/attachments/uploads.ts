@@ -2,11 +2,12 @@ import type { Readable } from 'node:stream'
 import sharp from 'sharp'
 import { v7 as uuidv7 } from 'uuid'
 import type { AttachmentView } from '../../schemas/attachments.js'
-import type { Ctx } from '../context.js'
+import { senderOf, type Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
-import { AppError, internalError, malformedUpload, storageUnavailable } from '../errors.js'
+import { AppError, malformedUpload, storageUnavailable, uploadTooLarge } from '../errors.js'
 import { IMAGE_TYPES, UploadInspector } from './detect.js'
-import { sanitiseFilename } from './names.js'
+import { nameForType, sanitiseFilename } from './names.js'
+import { tooLargeForThumbnail } from './thumbnails.js'
 import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from './view.js'
 
 export interface UploadInput {
@@ -23,7 +24,7 @@ export const thumbKey = (workspaceId: string, id: string) => `${workspaceId}/${i
 
 /** The largest file this caller may upload: members and visitors have their own limits. */
 export function uploadLimit(ctx: Ctx): number {
-  return ctx.caller.kind === 'visitor' ? ctx.config.UPLOAD_MAX_BYTES_VISITOR : ctx.config.UPLOAD_MAX_BYTES
+  return senderOf(ctx).type === 'GUEST' ? ctx.config.UPLOAD_MAX_BYTES_VISITOR : ctx.config.UPLOAD_MAX_BYTES
 }
 
 /**
@@ -43,8 +44,7 @@ export async function uploadTarget(ctx: Ctx, conversationId: string) {
  */
 export async function createUpload(ctx: Ctx, input: UploadInput): Promise<AttachmentView> {
   const conv = await uploadTarget(ctx, input.conversationId)
-  const caller = ctx.caller
-  if (caller.kind !== 'member' && caller.kind !== 'visitor') throw internalError(`an upload needs a member or visitor, not ${caller.kind}`)
+  const sender = senderOf(ctx)
   const id = uuidv7()
   const key = storageKey(conv.workspaceId, id)
   const filename = sanitiseFilename(input.filename)
@@ -77,16 +77,20 @@ export async function createUpload(ctx: Ctx, input: UploadInput): Promise<Attach
   if (truncated) {
     // The multipart parser's own size limit (a backstop above ours) cut the file.
     await ctx.storage.delete(key).catch(() => {})
-    throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${max} bytes`)
+    throw uploadTooLarge(max)
   }
   const type = inspector.type!
+  // The stored (and served) name agrees with the detected type: a text file is never saved as `.html`.
+  const storedName = nameForType(filename, type)
   const dims = IMAGE_TYPES.has(type) ? await dimensions(inspector.headBuffer()) : null
+  // Known now from the header: an image past THUMBNAIL_MAX_PIXELS never gets a thumbnail (never decoded).
+  const thumbRefusal = dims && tooLargeForThumbnail(ctx.config, dims.width, dims.height) ? 'too_large' : null
   try {
     const [row] = await ctx.sql<AttachmentRecord[]>`
-      INSERT INTO attachments AS a (id, workspace_id, conversation_id, uploader_type, uploader_id, filename, content_type, size, sha256, width, height, storage_key)
-      VALUES (${id}, ${conv.workspaceId}, ${conv.id}, ${caller.kind === 'member' ? 'AGENT' : 'GUEST'},
-              ${caller.kind === 'member' ? caller.userId : caller.guestId}, ${filename}, ${type}, ${inspector.size},
-              ${inspector.sha256()}, ${dims?.width ?? null}, ${dims?.height ?? null}, ${key})
+      INSERT INTO attachments AS a (id, workspace_id, conversation_id, uploader_type, uploader_id, filename, content_type, size, sha256, width, height, storage_key, thumb_refusal)
+      VALUES (${id}, ${conv.workspaceId}, ${conv.id}, ${sender.type},
+              ${sender.id}, ${storedName}, ${type}, ${inspector.size},
+              ${inspector.sha256()}, ${dims?.width ?? null}, ${dims?.height ?? null}, ${key}, ${thumbRefusal})
       RETURNING ${ctx.sql.unsafe(ATTACHMENT_SELECT)}`
     return toAttachmentView(row!)
   } catch (err) {

@@ -9,7 +9,7 @@ import { signMediaToken } from './links.js'
 export const ATTACHMENT_SELECT = `
   a.id, a.workspace_id AS "workspaceId", a.conversation_id AS "conversationId", a.message_id AS "messageId",
   a.uploader_type AS "uploaderType", a.uploader_id AS "uploaderId", a.filename, a.content_type AS "contentType",
-  a.size, a.sha256, a.width, a.height, a.storage_key AS "storageKey", a.thumb_key AS "thumbKey",
+  a.size, a.sha256, a.width, a.height, a.storage_key AS "storageKey", a.thumb_key AS "thumbKey", a.thumb_refusal AS "thumbRefusal",
   a.private, a.created_at AS "createdAt", a.attached_at AS "attachedAt"`
 
 export type AttachmentRecord = Pick<
@@ -28,6 +28,7 @@ export type AttachmentRecord = Pick<
   | 'height'
   | 'storageKey'
   | 'thumbKey'
+  | 'thumbRefusal'
   | 'private'
   | 'createdAt'
   | 'attachedAt'

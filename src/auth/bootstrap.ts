@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid'
 import type { VisitorSessionView } from '../../schemas/auth.js'
 import type { Ctx } from '../context.js'
 import { findActiveChannel, normalizeOrigin } from '../channels/channels.js'
-import { badRequest, forbidden, unauthorized } from '../errors.js'
+import { badRequest, invalidIdentityHash, invalidVisitorSession, originNotAllowed } from '../errors.js'
 import { checkChannelToken } from './channel-token.js'
 import { TokenError } from './tokens.js'
 
@@ -50,14 +50,14 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
   if (headers.origin !== undefined && channel.allowedOrigins.length > 0) {
     const origin = normalizeOrigin(headers.origin)
     if (!origin || !channel.allowedOrigins.includes(origin)) {
-      throw forbidden('This origin may not use the channel', 'ORIGIN_NOT_ALLOWED')
+      throw originNotAllowed()
     }
   }
   checkChannelToken(channel, headers.channelToken)
   const verified = input.identityHash !== undefined
   if (verified && input.email === undefined) throw badRequest("field 'email' is required with identityHash")
   if (verified && !hashMatches(channel.identitySecret, input.email!, input.identityHash!)) {
-    throw unauthorized('identityHash does not match the e-mail', 'INVALID_IDENTITY_HASH')
+    throw invalidIdentityHash()
   }
 
   // A session resumes its guest only on the channel it was issued for; a valid session of another
@@ -73,7 +73,7 @@ export async function bootstrapVisitor(ctx: Ctx, input: BootstrapInput, headers:
     } catch (err) {
       if (!(err instanceof TokenError && err.expired)) {
         ctx.log.info({ reason: (err as Error).message }, 'POST /auth: visitor session refused')
-        throw unauthorized('Invalid visitor session', 'INVALID_VISITOR_SESSION')
+        throw invalidVisitorSession()
       }
     }
   }

@@ -1,7 +1,8 @@
+import { isMediaTokenForm } from '../attachments/links.js'
 import type { Deps } from '../context.js'
 import type { Log } from '../logger.js'
 import type { Role } from '../db/schema.js'
-import { badRequest, forbidden, idpUnavailable, sessionRevoked, unauthorized } from '../errors.js'
+import { idpUnavailable, memberDisabled, missingPermission, notAMember, sessionRevoked, unauthorized, workspaceRequired } from '../errors.js'
 import { isUuid } from '../uuid.js'
 import { can, type Permission } from './permissions.js'
 import { IdpUnavailableError } from './tokens.js'
@@ -58,9 +59,11 @@ export interface SystemCaller {
  *   that the visitor owns what it asks for).
  * - { visitor: true }: a visitor session only.
  * - { member: 'any', workspace: false }: any valid member token, no workspace (POST/GET /workspaces).
- * - `anonymous: true` added to a member/visitor access: a request with no credentials at all gets
- *   the anonymous caller instead of a 401, and the domain checks what it presents instead (a
- *   signed media link, GET /media/:id). Credentials that are sent must still verify.
+ * - `anonymous: true` added to a member/visitor access: a request with no credentials at all but
+ *   a signed link's token (`?token=`, GET /media/:id) gets the anonymous caller instead of a 401,
+ *   and the domain verifies the token. Without one, or with a value that cannot be one (any
+ *   length, before the query is validated: the token is the credential), 401. Credentials that
+ *   are sent must still verify.
  */
 export type Access = 'public' | { member?: Permission | 'any'; visitor?: boolean; workspace?: boolean; anonymous?: boolean }
 
@@ -71,6 +74,8 @@ export interface Credentials {
   /** The workspace the member token is used for (x-workspace-id). */
   workspaceId?: string
   visitorSession?: string
+  /** A signed link's token (`?token=` where the access admits `anonymous`), checked here for its form only. */
+  linkToken?: string
 }
 
 type AuthDeps = Pick<Deps, 'memberTokens' | 'visitorTokens' | 'memberDirectory' | 'channelSessions'>
@@ -85,11 +90,13 @@ export async function resolveCaller(deps: AuthDeps, log: Log, access: Access, cr
   if (access.member && credentials.memberToken) {
     const user = await verifyMemberToken(deps, log, credentials.memberToken)
     if (access.workspace === false) return user
-    if (!credentials.workspaceId) throw badRequest('x-workspace-id header is required', 'WORKSPACE_REQUIRED')
+    if (!credentials.workspaceId) throw workspaceRequired()
     return membership(deps, user, credentials.workspaceId, access.member)
   }
   if (access.visitor && credentials.visitorSession) return verifyVisitorSession(deps, log, credentials.visitorSession)
-  if (access.anonymous && !credentials.memberToken && !credentials.visitorSession) return { kind: 'anonymous' }
+  if (access.anonymous && !credentials.memberToken && !credentials.visitorSession && credentials.linkToken !== undefined && isMediaTokenForm(credentials.linkToken)) {
+    return { kind: 'anonymous' }
+  }
   throw unauthorized()
 }
 
@@ -119,11 +126,11 @@ export async function membership(
   workspaceId: string,
   permission: Permission | 'any',
 ): Promise<MemberCaller> {
-  if (!isUuid(workspaceId)) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
+  if (!isUuid(workspaceId)) throw notAMember()
   const record = await deps.memberDirectory.get(workspaceId.toLowerCase(), user.userId)
-  if (!record) throw forbidden('Not a member of this workspace', 'NOT_A_MEMBER')
-  if (record.status !== 'active') throw forbidden('Membership is disabled', 'MEMBER_DISABLED')
-  if (permission !== 'any' && !can(record.role, permission)) throw forbidden(`Missing permission ${permission}`, 'FORBIDDEN')
+  if (!record) throw notAMember()
+  if (record.status !== 'active') throw memberDisabled()
+  if (permission !== 'any' && !can(record.role, permission)) throw missingPermission(permission)
   return { kind: 'member', workspaceId: record.workspaceId, userId: user.userId, role: record.role, name: record.name, email: record.email }
 }
 

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { unauthorized } from '../errors.js'
+import { invalidChannelToken } from '../errors.js'
 
 /** Equal-time comparison of two strings of any length (hashing first hides the length too). */
 export function safeEqual(a: string, b: string): boolean {
@@ -15,6 +15,6 @@ export function safeEqual(a: string, b: string): boolean {
  */
 export function checkChannelToken(channel: { requireChannelToken: boolean; channelToken: string }, given: string | undefined): void {
   if (channel.requireChannelToken && (!given || !safeEqual(given, channel.channelToken))) {
-    throw unauthorized('A valid x-channel-token is required for this channel', 'INVALID_CHANNEL_TOKEN')
+    throw invalidChannelToken()
   }
 }

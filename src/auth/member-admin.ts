@@ -2,7 +2,7 @@ import type { MemberView } from '../../schemas/auth.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { MemberStatus, members, Role } from '../db/schema.js'
-import { conflict, forbidden, lastOwner, memberNotFound, ownerOnly } from '../errors.js'
+import { lastOwner, memberExists, memberNotFound, missingPermission, ownerOnly } from '../errors.js'
 import { iso } from '../time.js'
 import type { MemberCaller } from './callers.js'
 
@@ -44,7 +44,7 @@ export async function addMember(ctx: Ctx, input: { userId: string; name: string;
     VALUES (${actor.workspaceId}, ${input.userId}, ${input.name}, ${input.email}, ${input.role})
     ON CONFLICT DO NOTHING
     RETURNING ${sql.unsafe(COLUMNS)}`
-  if (!row) throw conflict('MEMBER_EXISTS', 'A member with this userId already exists in this workspace')
+  if (!row) throw memberExists()
   // This replica may hold a cached "not a member" answer for the user.
   ctx.memberDirectory.invalidate(actor.workspaceId, input.userId)
   return view(row)
@@ -68,7 +68,7 @@ async function lockForChange(tx: Sql, actor: MemberCaller, userId: string) {
   // The actor's role as of now, not as of the (short-lived) membership cache.
   const [me] = await tx<Pick<MemberRow, 'role' | 'status'>[]>`
     SELECT role, status FROM members WHERE workspace_id = ${actor.workspaceId} AND user_id = ${actor.userId}`
-  if (!me || me.status !== 'active' || me.role === 'agent') throw forbidden('Missing permission members:manage', 'FORBIDDEN')
+  if (!me || me.status !== 'active' || me.role === 'agent') throw missingPermission('members:manage')
   return { activeOwners: owners.length, target, actorRole: me.role }
 }
 

@@ -1,64 +1,59 @@
 import type { PaymentView, SubscriptionView } from '../../schemas/billing.js'
 import { memberOf, type Ctx } from '../context.js'
-import { invalidCursor } from '../errors.js'
+import { keysetPage, type Page } from '../cursor.js'
 import { iso } from '../time.js'
-import { isUuid } from '../uuid.js'
 
 
 export async function getSubscription(ctx: Ctx): Promise<SubscriptionView> {
   const { workspaceId } = memberOf(ctx)
-  const [row] = await ctx.sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; current_period_end: string | null; updated_at: string }[]>`
-    SELECT status, provider, plan, current_period_end, updated_at FROM subscriptions WHERE workspace_id = ${workspaceId}`
+  const [row] = await ctx.sql<{ status: SubscriptionView['status']; provider: string | null; plan: string | null; currentPeriodEnd: string | null; updatedAt: string }[]>`
+    SELECT status, provider, plan, current_period_end AS "currentPeriodEnd", updated_at AS "updatedAt"
+    FROM subscriptions WHERE workspace_id = ${workspaceId}`
   if (!row) return { status: 'none', provider: null, plan: null, currentPeriodEnd: null, updatedAt: null }
   return {
     status: row.status,
     provider: row.provider,
     plan: row.plan,
-    currentPeriodEnd: iso(row.current_period_end),
-    updatedAt: iso(row.updated_at),
+    currentPeriodEnd: iso(row.currentPeriodEnd),
+    updatedAt: iso(row.updatedAt),
   }
 }
 
 
 const LIST = 'billing.payments'
-const PG_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?\+00$/
 
 /**
  * The ledger, newest first: keyset on (occurred_at, id) descending, served by
  * payments_workspace_idx (workspace_id, occurred_at, id) read backwards. The cursor keeps the
  * timestamp as Postgres text, so microseconds survive between pages.
  */
-export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number; cursor?: string }): Promise<{ data: PaymentView[]; nextCursor: string | null }> {
+export async function listPayments(ctx: Ctx, { limit, cursor }: { limit: number; cursor?: string }): Promise<Page<PaymentView>> {
   const { sql } = ctx
   const { workspaceId } = memberOf(ctx)
-  const codec = ctx.cursor
-  let after: { v: string; id: string } | null = null
-  if (cursor) {
-    const [v, id] = codec.decode(cursor, { list: LIST, workspaceId })
-    if (typeof v !== 'string' || !PG_TS.test(v) || typeof id !== 'string' || !isUuid(id)) {
-      throw invalidCursor()
-    }
-    after = { v, id }
-  }
-  const rows = await sql<{ id: string; provider: PaymentView['provider']; kind: PaymentView['kind']; amount: string; currency: string; provider_object_id: string; occurred_at: string }[]>`
-    SELECT id, provider, kind, amount, currency, provider_object_id, occurred_at
-    FROM payments
-    WHERE workspace_id = ${workspaceId}
-      ${after ? sql`AND (occurred_at, id) < (${after.v}::timestamptz, ${after.id}::uuid)` : sql``}
-    ORDER BY occurred_at DESC, id DESC
-    LIMIT ${limit + 1}`
-  const page = rows.slice(0, limit)
-  const last = page[page.length - 1]
+  const page = await keysetPage(ctx, {
+    cursor,
+    params: { list: LIST, workspaceId },
+    key: ['timestamp', 'uuid'],
+    limit,
+    fetch: (after, take) => sql<{ id: string; provider: PaymentView['provider']; kind: PaymentView['kind']; amount: string; currency: string; providerObjectId: string; occurredAt: string }[]>`
+      SELECT id, provider, kind, amount, currency, provider_object_id AS "providerObjectId", occurred_at AS "occurredAt"
+      FROM payments
+      WHERE workspace_id = ${workspaceId}
+        ${after ? sql`AND (occurred_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+      ORDER BY occurred_at DESC, id DESC
+      LIMIT ${take}`,
+    keyOf: (p) => [p.occurredAt, p.id],
+  })
   return {
-    data: page.map((r) => ({
+    data: page.data.map((r) => ({
       id: r.id,
       provider: r.provider,
       kind: r.kind,
       amount: Number(r.amount),
       currency: r.currency,
-      providerObjectId: r.provider_object_id,
-      occurredAt: iso(r.occurred_at),
+      providerObjectId: r.providerObjectId,
+      occurredAt: iso(r.occurredAt),
     })),
-    nextCursor: rows.length > limit && last ? codec.encode({ list: LIST, workspaceId }, [last.occurred_at, last.id]) : null,
+    nextCursor: page.nextCursor,
   }
 }

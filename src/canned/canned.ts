@@ -2,9 +2,10 @@ import { v7 as uuidv7 } from 'uuid'
 import type { CannedListQueryInput, CannedView, CreateCannedInput, RenderResultView, UpdateCannedInput } from '../../schemas/canned.js'
 import { can } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
+import { keysetPage, type Page } from '../cursor.js'
 import type { Sql } from '../db/client.js'
 import type { CannedScope } from '../db/schema.js'
-import { cannedNotFound, conversationNotFound, forbidden, invalidChannel, invalidCursor, shortcutTaken } from '../errors.js'
+import { cannedNotFound, conversationNotFound, forbidden, invalidChannel, shortcutTaken } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { renderTemplate } from './render.js'
@@ -160,10 +161,9 @@ export async function renderCanned(ctx: Ctx, id: string, input: { conversationId
  * The cursor carries (group, usageCount, createdAt, id); a use counted while paging may move a
  * response between pages (the picker reads its first page).
  */
-export async function listCanned(ctx: Ctx, query: CannedListQueryInput): Promise<{ data: CannedView[]; nextCursor: string | null }> {
+export async function listCanned(ctx: Ctx, query: CannedListQueryInput): Promise<Page<CannedView>> {
   const me = memberOf(ctx)
   const params = { list: 'canned', q: query.q ?? null, scope: query.scope ?? null, channelId: query.channelId?.toLowerCase() ?? null }
-  const key = query.cursor ? ctx.cursor.decode(query.cursor, params) : null
   const values: (string | number)[] = []
   const bind = (v: string | number) => {
     values.push(v)
@@ -177,67 +177,68 @@ export async function listCanned(ctx: Ctx, query: CannedListQueryInput): Promise
     query.scope === 'workspace' ? `scope = 'workspace'` : query.scope === 'personal' ? `scope = 'personal' AND owner_id = ${ME()}` : `(scope = 'workspace' OR owner_id = ${ME()})`,
     ...(query.channelId ? [`(cardinality(channel_ids) = 0 OR ${bind(query.channelId.toLowerCase())}::uuid = ANY(channel_ids))`] : []),
   ]
-  const LIMIT = query.limit + 1
 
   if (query.q === undefined) {
-    let after = ''
-    if (key) {
-      if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string' || !isUuid(key[1])) throw invalidCursor()
-      after = `AND (shortcut, id) > (${bind(key[0])}, ${bind(key[1])}::uuid)`
-    }
-    const rows = await ctx.sql.unsafe<CannedRecord[]>(
-      `SELECT ${COLUMNS} FROM canned_responses WHERE ${common.join(' AND ')} ${after} ORDER BY shortcut, id LIMIT ${LIMIT}`,
-      values,
-    )
-    const page = rows.slice(0, query.limit)
-    const last = page[page.length - 1]
-    return { data: page.map(toView), nextCursor: rows.length > query.limit && last ? ctx.cursor.encode(params, [last.shortcut, last.id]) : null }
+    const page = await keysetPage(ctx, {
+      cursor: query.cursor,
+      params,
+      key: ['text', 'uuid'],
+      limit: query.limit,
+      fetch: (after, take) =>
+        ctx.sql.unsafe<CannedRecord[]>(
+          `SELECT ${COLUMNS} FROM canned_responses WHERE ${common.join(' AND ')}
+            ${after ? `AND (shortcut, id) > (${bind(after[0])}, ${bind(after[1])}::uuid)` : ''}
+          ORDER BY shortcut, id LIMIT ${take}`,
+          values,
+        ),
+      keyOf: (r) => [r.shortcut, r.id],
+    })
+    return { data: page.data.map(toView), nextCursor: page.nextCursor }
   }
 
-  let from: { group: number; usage: number; createdAt: string; id: string } | null = null
-  if (key) {
-    const [g, u, c, i] = key
-    if (key.length !== 4 || typeof g !== 'number' || ![0, 1, 2].includes(g) || typeof u !== 'number' || !Number.isInteger(u) || typeof c !== 'string' || typeof i !== 'string' || !isUuid(i)) {
-      throw invalidCursor()
-    }
-    from = { group: g, usage: u, createdAt: c, id: i }
-  }
-  const q = query.q.toLowerCase()
-  const shortcutLike = SHORTCUT_TEXT.test(q)
-  // Only the branches this page needs are bound: a parameter no statement uses has no type.
-  const groups: ((sub: () => string) => string)[] = []
-  if (shortcutLike) {
-    const prefix = () => `shortcut >= ${bind(q)} AND shortcut < ${bind(q + PREFIX_END)}`
-    groups[0] = () => prefix()
-    groups[1] = (sub) => `shortcut LIKE ${sub()} AND NOT (${prefix()})`
-    groups[2] = (sub) => `haystack LIKE ${hay()} AND shortcut NOT LIKE ${sub()}`
-  } else {
-    groups[2] = () => `haystack LIKE ${hay()}`
-  }
-  let sub: string | undefined
-  const SUB = () => (sub ??= bind(`%${likeEscape(q)}%`))
-  // Lower-cased by PostgreSQL, as the haystack column is; constant-folded, so the planner sees it.
-  let hayPattern: string | undefined
-  const hay = () => (hayPattern ??= `('%' || lower(${bind(likeEscape(query.q!))}) || '%')`)
-  const branches: string[] = []
-  groups.forEach((cond, group) => {
-    if (from && group < from.group) return
-    const where = cond(SUB)
-    const keyset = from && group === from.group
-      ? `AND (usage_count, created_at, id) < (${bind(from.usage)}::int, ${bind(from.createdAt)}::timestamptz, ${bind(from.id)}::uuid)`
-      : ''
-    branches.push(`(SELECT ${group} AS grp, ${COLUMNS} FROM canned_responses
-      WHERE ${common.join(' AND ')} AND ${where} ${keyset}
-      ORDER BY ${GROUP_ORDER} LIMIT ${LIMIT})`)
+  const page = await keysetPage(ctx, {
+    cursor: query.cursor,
+    params,
+    key: ['int', 'int', 'timestamp', 'uuid'],
+    limit: query.limit,
+    fetch: async (key, take) => {
+      const from = key && { group: key[0], usage: key[1], createdAt: key[2], id: key[3] }
+      const q = query.q!.toLowerCase()
+      const shortcutLike = SHORTCUT_TEXT.test(q)
+      // Only the branches this page needs are bound: a parameter no statement uses has no type.
+      const groups: ((sub: () => string) => string)[] = []
+      if (shortcutLike) {
+        const prefix = () => `shortcut >= ${bind(q)} AND shortcut < ${bind(q + PREFIX_END)}`
+        groups[0] = () => prefix()
+        groups[1] = (sub) => `shortcut LIKE ${sub()} AND NOT (${prefix()})`
+        groups[2] = (sub) => `haystack LIKE ${hay()} AND shortcut NOT LIKE ${sub()}`
+      } else {
+        groups[2] = () => `haystack LIKE ${hay()}`
+      }
+      let sub: string | undefined
+      const SUB = () => (sub ??= bind(`%${likeEscape(q)}%`))
+      // Lower-cased by PostgreSQL, as the haystack column is; constant-folded, so the planner sees it.
+      let hayPattern: string | undefined
+      const hay = () => (hayPattern ??= `('%' || lower(${bind(likeEscape(query.q!))}) || '%')`)
+      const branches: string[] = []
+      groups.forEach((cond, group) => {
+        if (from && group < from.group) return
+        const where = cond(SUB)
+        const keyset = from && group === from.group
+          ? `AND (usage_count, created_at, id) < (${bind(from.usage)}::int, ${bind(from.createdAt)}::timestamptz, ${bind(from.id)}::uuid)`
+          : ''
+        branches.push(`(SELECT ${group} AS grp, ${COLUMNS} FROM canned_responses
+          WHERE ${common.join(' AND ')} AND ${where} ${keyset}
+          ORDER BY ${GROUP_ORDER} LIMIT ${take})`)
+      })
+      return branches.length
+        ? ctx.sql.unsafe<(CannedRecord & { grp: number })[]>(
+            `SELECT * FROM (${branches.join(' UNION ALL ')}) x ORDER BY grp, "usageCount" DESC, "createdAt" DESC, id DESC LIMIT ${take}`,
+            values,
+          )
+        : []
+    },
+    keyOf: (r) => [r.grp, r.usageCount, r.createdAt, r.id],
   })
-  const rows = branches.length
-    ? await ctx.sql.unsafe<(CannedRecord & { grp: number })[]>(
-        `SELECT * FROM (${branches.join(' UNION ALL ')}) x ORDER BY grp, "usageCount" DESC, "createdAt" DESC, id DESC LIMIT ${LIMIT}`,
-        values,
-      )
-    : []
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > query.limit && last ? ctx.cursor.encode(params, [last.grp, last.usageCount, last.createdAt, last.id]) : null
-  return { data: page.map(({ grp: _, ...r }) => toView(r)), nextCursor }
+  return { data: page.data.map(({ grp: _, ...r }) => toView(r)), nextCursor: page.nextCursor }
 }

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import { v7 as uuidv7 } from 'uuid'
-import { memberOf, workspaceOf, type Ctx } from '../context.js'
+import { memberOf, visitorOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { AssignmentAction, conversations } from '../db/schema.js'
-import { badRequest, conversationNotFound, forbidden, guestNotFound, tooManyOpenConversations } from '../errors.js'
+import { conversationNotFound, forbidden, guestNotFound, invalidAgent, tooManyOpenConversations } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
 import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
+import { conversationVisibleTo } from './visibility.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
@@ -26,9 +27,6 @@ const LOCK_COLUMNS = `
   cycle, COALESCE(cycle_started_at, created_at) AS "cycleStartedAt", awaiting_reply AS "awaitingReply",
   public_messages AS "publicMessages"`
 
-/** A visitor sees only its own guest's conversations; a member, any of its workspace's (null). */
-const guestOf = (ctx: Ctx): string | null => (ctx.caller.kind === 'visitor' ? ctx.caller.guestId : null)
-
 /** The view of a conversation this transaction has just locked and changed (or created). */
 async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> {
   const view = await findConversationView(sql, id)
@@ -40,12 +38,9 @@ async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> 
 export async function getConversation(ctx: Ctx, id: string): Promise<ConversationView> {
   if (!isUuid(id)) throw conversationNotFound()
   const { sql } = ctx
-  const ws = workspaceOf(ctx)
-  const guest = guestOf(ctx)
   const [row] = await sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.id = ${id} AND c.workspace_id = ${ws} AND c.deleted_at IS NULL
-      AND (${guest}::uuid IS NULL OR c.guest_id = ${guest}::uuid)`
+    WHERE c.id = ${id} AND ${conversationVisibleTo(sql, ctx.caller, 'c')}`
   if (!row) throw conversationNotFound()
   return toConversationView(row)
 }
@@ -77,13 +72,11 @@ export async function mutateConversation<T = undefined>(
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
   const ws = workspaceOf(ctx)
-  const guest = guestOf(ctx)
   const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
       SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
-      WHERE id = ${id} AND workspace_id = ${ws} AND deleted_at IS NULL
-        AND (${guest}::uuid IS NULL OR guest_id = ${guest}::uuid)
+      WHERE id = ${id} AND ${conversationVisibleTo(sql, ctx.caller)}
       FOR UPDATE`
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
@@ -116,8 +109,7 @@ async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState
 
 /** POST /conversations (visitor): a new OPEN conversation for the session's guest. */
 export async function createConversation(ctx: Ctx, body: { channelId: string; guestId: string }): Promise<ConversationView> {
-  const v = ctx.caller
-  if (v.kind !== 'visitor') throw forbidden()
+  const v = visitorOf(ctx)
   if (body.channelId.toLowerCase() !== v.channelId.toLowerCase() || body.guestId.toLowerCase() !== v.guestId.toLowerCase()) {
     throw forbidden('channelId and guestId must be those of the visitor session')
   }
@@ -187,7 +179,7 @@ export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
     const [agent] = await sql<{ userId: string }[]>`
       SELECT user_id AS "userId" FROM members
       WHERE workspace_id = ${row.workspaceId} AND user_id = ${agentId} AND status = 'active'`
-    if (!agent) throw badRequest('agentId is not an active member of this workspace', 'INVALID_AGENT')
+    if (!agent) throw invalidAgent()
     if (row.assignedAgentId === agentId) return {}
     const after = await update(sql, id, sql`assigned_agent_id = ${agentId}`)
     await addHistory(sql, row, 'ASSIGNED', agentId, member.userId)

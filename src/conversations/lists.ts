@@ -1,9 +1,10 @@
 import { memberOf, type Ctx } from '../context.js'
-import type { CursorCodec, CursorKey, CursorParams } from '../cursor.js'
+import { keysetPage, type CursorParams, type Page } from '../cursor.js'
 import type { Query, Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
-import { badRequest, guestNotFound, invalidCursor } from '../errors.js'
+import { badRequest, guestNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
+import { conversationVisibleTo, type Viewer } from './visibility.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -39,11 +40,6 @@ export interface ListQuery {
 export interface ListCaller {
   workspaceId: string
   userId: string
-}
-
-export interface Page<T> {
-  data: T[]
-  nextCursor: string | null
 }
 
 /** Whitelisted sort expressions; the same expressions are the indexes' key columns. */
@@ -114,7 +110,6 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
-  const ws = r.caller.workspaceId
   const scope =
     r.kind === 'open'
       ? sql`c.status = 'OPEN'`
@@ -133,7 +128,7 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   return sql<ListRow[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.workspace_id = ${ws} AND c.deleted_at IS NULL AND ${scope}
+    WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
       ${pinned} ${channel} ${unassigned} ${read} ${after}
     ORDER BY ${t} ${dir}, c.id ${dir}
     LIMIT ${lit(sql, limit)}`
@@ -150,18 +145,6 @@ function lit(sql: Sql, limit: number) {
 
 type ListRow = ConversationRecord & { sortValue: string }
 
-function decodeKey(codec: CursorCodec, cursor: string, params: CursorParams, withPinned: boolean): { pinned?: boolean; t: string; id: string } {
-  const key = codec.decode(cursor, params)
-  if (withPinned) {
-    const [p, t, id] = key
-    if (key.length !== 3 || typeof p !== 'boolean' || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
-    return { pinned: p, t, id }
-  }
-  const [t, id] = key
-  if (key.length !== 2 || typeof t !== 'string' || typeof id !== 'string') throw invalidCursor()
-  return { t, id }
-}
-
 /** The sections a page reads, in order, given where the cursor stopped. */
 function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: string }): Section[] {
   const after = at ? { t: at.t, id: at.id } : undefined
@@ -173,35 +156,35 @@ function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: str
 /** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
 export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery): Promise<Page<ConversationView>> {
   const { sql } = ctx
-  const codec = ctx.cursor
   const { workspaceId, userId } = memberOf(ctx)
   const r = resolveList(kind, { workspaceId, userId }, q)
-  const params = cursorParams(r)
-  const at = q.cursor ? decodeKey(codec, q.cursor, params, pinnedFirst(kind)) : undefined
-  const want = q.limit + 1 // one more than the page tells whether another page exists
-  const rows: ListRow[] = []
-  for (const section of sectionsFor(kind, at)) {
-    if (rows.length >= want) break
-    const got = await sectionQuery(sql, r, section, want - rows.length)
-    rows.push(...got)
-  }
-  const page = rows.slice(0, q.limit)
-  const last = page[page.length - 1]
-  let nextCursor: string | null = null
-  if (rows.length > q.limit && last) {
-    const key: CursorKey = pinnedFirst(kind) ? [last.pinned, last.sortValue, last.id] : [last.sortValue, last.id]
-    nextCursor = codec.encode(params, key)
-  }
-  return { data: page.map(toConversationView), nextCursor }
+  // Pinned-first lists key on (pinned, t, id), the closed list on (t, id).
+  const page = await keysetPage<ListRow, ['bool', 'timestamp', 'uuid'] | ['timestamp', 'uuid']>(ctx, {
+    cursor: q.cursor,
+    params: cursorParams(r),
+    key: pinnedFirst(kind) ? ['bool', 'timestamp', 'uuid'] : ['timestamp', 'uuid'],
+    limit: q.limit,
+    fetch: async (key, want) => {
+      const at = !key ? undefined : key.length === 3 ? { pinned: key[0], t: key[1], id: key[2] } : { t: key[0], id: key[1] }
+      const rows: ListRow[] = []
+      for (const section of sectionsFor(kind, at)) {
+        if (rows.length >= want) break
+        rows.push(...(await sectionQuery(sql, r, section, want - rows.length)))
+      }
+      return rows
+    },
+    keyOf: (row) => (pinnedFirst(kind) ? [row.pinned, row.sortValue, row.id] : [row.sortValue, row.id]),
+  })
+  return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
 }
 
 /** That guest's conversations (any status, not deleted), newest first. */
-export function guestHistoryQuery(sql: Sql, workspaceId: string, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
+export function guestHistoryQuery(sql: Sql, viewer: Viewer, guestId: string, after: { t: string; id: string } | undefined, limit: number) {
   const cond = after ? sql`AND (c.created_at, c.id) < (${after.t}::timestamptz, ${after.id}::uuid)` : sql``
   return sql<ConversationRecord[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}
     FROM ${sql.unsafe(CONVERSATION_FROM)}
-    WHERE c.guest_id = ${guestId} AND c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL ${cond}
+    WHERE c.guest_id = ${guestId} AND ${conversationVisibleTo(sql, viewer, 'c')} ${cond}
     ORDER BY c.created_at DESC, c.id DESC
     LIMIT ${lit(sql, limit)}`
 }
@@ -224,14 +207,15 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
   } else {
     throw guestNotFound()
   }
-  const codec = ctx.cursor
-  const params: CursorParams = { l: 'history', w: workspaceId, g: guestId }
-  const after = q.cursor ? decodeKey(codec, q.cursor, params, false) : undefined
-  const rows = await guestHistoryQuery(sql, workspaceId, guestId, after, q.limit + 1)
-  const page = rows.slice(0, q.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > q.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
-  return { data: page.map(toConversationView), nextCursor }
+  const page = await keysetPage(ctx, {
+    cursor: q.cursor,
+    params: { l: 'history', w: workspaceId, g: guestId },
+    key: ['timestamp', 'uuid'],
+    limit: q.limit,
+    fetch: (after, take) => guestHistoryQuery(sql, c, guestId, after ? { t: after[0], id: after[1] } : undefined, take),
+    keyOf: (row) => [row.createdAt, row.id],
+  })
+  return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
 }
 
 /** Does this guest exist in the workspace? (history of an unknown guest is 404, not an empty list) */

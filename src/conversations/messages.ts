@@ -1,10 +1,11 @@
 import { v7 as uuidv7 } from 'uuid'
-import type { Ctx } from '../context.js'
+import { senderOf, type Ctx } from '../context.js'
+import { keysetPage, type Page } from '../cursor.js'
 import type { MessageView } from '../../schemas/conversations.js'
 import { attachToMessage } from '../attachments/files.js'
 import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
 import type { Sql } from '../db/client.js'
-import { badRequest, invalidCursor } from '../errors.js'
+import { badRequest } from '../errors.js'
 import { recordMessage, recordReopened } from '../analytics/record.js'
 import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
@@ -43,24 +44,24 @@ export interface PostMessageInput {
  * writes its mentions in the same transaction.
  */
 export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput): Promise<PostMessageResult> {
-  const caller = ctx.caller
-  if (caller.kind !== 'member' && (input.private !== undefined || input.mentions !== undefined)) {
+  const sender = senderOf(ctx)
+  if (sender.type !== 'AGENT' && (input.private !== undefined || input.mentions !== undefined)) {
     throw badRequest('private and mentions are for members only')
   }
   const note = input.private === true
   if (input.mentions !== undefined && !note) throw badRequest('mentions are only allowed with private: true')
   const fileIds = input.attachmentIds ?? []
   if (input.body.length === 0 && fileIds.length === 0) throw badRequest('body must not be empty unless attachmentIds names a file')
-  const senderType = caller.kind === 'member' ? 'AGENT' : 'GUEST'
+  const senderType = sender.type
   const clientId = input.clientMessageId ?? null
   let mentioned: NewMentions | null = null
 
   const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
     let senderId: string
     let senderName: string
-    if (caller.kind === 'member') {
-      senderId = caller.userId
-      senderName = caller.name
+    if (sender.type === 'AGENT') {
+      senderId = sender.id
+      senderName = sender.member.name
     } else {
       // A guest message is a sign of life: the visitor list's lastSeenAt moves with it.
       const [guest] = await sql<{ name: string }[]>`UPDATE guests SET last_seen_at = now() WHERE id = ${row.guestId} RETURNING name`
@@ -132,30 +133,24 @@ export async function listMessages(
   ctx: Ctx,
   id: string,
   query: { limit: number; cursor?: string },
-): Promise<{ data: MessageView[]; nextCursor: string | null }> {
+): Promise<Page<MessageView>> {
   const conv = await findConversationForCaller(ctx, id)
-  const codec = ctx.cursor
-  const params = { list: 'messages', conversationId: conv.id }
-  let after: [string, string] | null = null
-  if (query.cursor) {
-    const key = codec.decode(query.cursor, params)
-    if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string') {
-      throw invalidCursor()
-    }
-    after = [key[0], key[1]]
-  }
   const { sql } = ctx
-  const rows = await sql<MessageRecord[]>`
-    SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
-    WHERE conversation_id = ${conv.id} ${visibleMessages(sql, audienceOf(ctx.caller))}
-      ${after ? sql`AND (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
-    ORDER BY created_at, id
-    LIMIT ${query.limit + 1}`
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > query.limit && last ? codec.encode(params, [last.createdAt, last.id]) : null
-  const files = await attachmentsOfMessages(sql, page.map((m) => m.id))
-  return { data: page.map((m) => toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))), nextCursor }
+  const page = await keysetPage(ctx, {
+    cursor: query.cursor,
+    params: { list: 'messages', conversationId: conv.id },
+    key: ['timestamp', 'uuid'],
+    limit: query.limit,
+    fetch: (after, take) => sql<MessageRecord[]>`
+      SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
+      WHERE conversation_id = ${conv.id} ${visibleMessages(sql, audienceOf(ctx.caller))}
+        ${after ? sql`AND (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+      ORDER BY created_at, id
+      LIMIT ${take}`,
+    keyOf: (m) => [m.createdAt, m.id],
+  })
+  const files = await attachmentsOfMessages(sql, page.data.map((m) => m.id))
+  return { data: page.data.map((m) => toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))), nextCursor: page.nextCursor }
 }
 
 /** One message with its files (a retried send answers the first message as it was). */

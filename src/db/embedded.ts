@@ -1,8 +1,24 @@
 import { execFile } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer } from 'node:net'
-import { join, resolve } from 'node:path'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import type { Log } from '../logger.js'
 
@@ -18,7 +34,9 @@ const run = promisify(execFile)
  *
  * - Listens on 127.0.0.1 only (no Unix socket), with a generated password (scram-sha-256).
  * - PostgreSQL refuses to run as root: as root it runs as the `postgres` OS user, which must
- *   exist and be able to reach the directory.
+ *   exist. When that user cannot reach PARLEY_DIR or execute the binaries where npm put them (a
+ *   checkout in a 0700 directory such as /root/x or a `mktemp -d`), they move to a directory of
+ *   root's under /var/tmp named after the checkout (`placeForPostgres`), and the log says where.
  * - pg_ctl daemonises the server, so a SIGKILLed Parley leaves it running. `owner.pid` records
  *   which Parley process started it: at the next start a server whose owner is gone is stopped
  *   first; one whose owner is alive means another Parley uses this directory (refused).
@@ -89,19 +107,109 @@ function freePort(): Promise<number> {
   })
 }
 
+type OsUser = { uid: number; gid: number }
+
+/** Whether `user` can run the three binaries (and read what initdb reads) where they are. */
+async function binariesRun(bin: Binaries, user: OsUser): Promise<boolean> {
+  const bki = join(dirname(dirname(bin.initdb)), 'share', 'postgresql', 'postgres.bki')
+  const script = 'for b in "$1" "$2" "$3"; do "$b" --version >/dev/null || exit 1; done; test -r "$4"'
+  return run('/bin/sh', ['-c', script, 'sh', bin.initdb, bin.pg_ctl, bin.postgres, bki], { ...user, cwd: '/' }).then(
+    () => true,
+    () => false,
+  )
+}
+
+/** Whether `user` can traverse every directory down to `dir` (and `dir` itself). */
+function reaches(dir: string, user: OsUser): Promise<boolean> {
+  return run('/bin/sh', ['-c', 'test -x "$1"', 'sh', dir], { ...user, cwd: '/' }).then(
+    () => true,
+    () => false,
+  )
+}
+
+/**
+ * A directory only root may change, made if missing: a local user must not be able to plant
+ * binaries the postgres user will run, nor swap the data directory for a link.
+ */
+function rootOwnedDir(path: string) {
+  try {
+    mkdirSync(path, { mode: 0o711 })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+  }
+  const st = lstatSync(path)
+  if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o022) !== 0) {
+    throw new Error(`${path} exists but is not a directory only root can change: remove it, or give PARLEY_DIR a place the postgres OS user can reach`)
+  }
+  chmodSync(path, 0o711)
+}
+
+/** A copy of the binaries package's native/ tree (relative symlinks kept), readable by all. */
+function copyTree(from: string, to: string) {
+  mkdirSync(to, { mode: 0o755 })
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const src = join(from, entry.name)
+    const dst = join(to, entry.name)
+    if (entry.isSymbolicLink()) symlinkSync(readlinkSync(src), dst)
+    else if (entry.isDirectory()) copyTree(src, dst)
+    else {
+      copyFileSync(src, dst)
+      chmodSync(dst, statSync(src).mode & 0o100 ? 0o755 : 0o644)
+    }
+  }
+}
+
+/**
+ * As root: where the postgres OS user can work. PARLEY_DIR and the installed binaries when it can
+ * reach them (made traversable, 0711); otherwise `/var/tmp/parley-<hash of PARLEY_DIR's path>`,
+ * root's (0711), holding what it could not reach: a copy of the binaries (`bin-<version>/`, made
+ * once per version) and/or the server's files (`pg/`, `pg-password`, `pg-owner.pid`). /var/tmp,
+ * not /tmp: the data must survive a reboot.
+ */
+async function placeForPostgres(parleyDir: string, bin: Binaries, user: OsUser, log: Log): Promise<{ home: string; bin: Binaries; relocated: boolean }> {
+  chmodSync(parleyDir, 0o711)
+  const [homeOk, binOk] = await Promise.all([reaches(parleyDir, user), binariesRun(bin, user)])
+  if (homeOk && binOk) return { home: parleyDir, bin, relocated: false }
+  if (!homeOk) chmodSync(parleyDir, 0o700) // nothing of the postgres user's lives there
+
+  const base = join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), `parley-${createHash('sha256').update(parleyDir).digest('hex').slice(0, 16)}`)
+  rootOwnedDir(base)
+  let placed = bin
+  if (!binOk) {
+    const native = dirname(dirname(bin.initdb))
+    let version = 'unknown'
+    try {
+      version = (JSON.parse(readFileSync(join(dirname(native), 'package.json'), 'utf8')) as { version: string }).version
+    } catch {
+      // a layout without package.json: one copy, refreshed by `rm -rf` of the directory
+    }
+    const target = join(base, `bin-${version}`)
+    if (!existsSync(target)) {
+      // Copied aside, then renamed: a copy interrupted halfway is never taken for a whole one.
+      const partial = join(base, `.bin-partial-${process.pid}`)
+      rmSync(partial, { recursive: true, force: true })
+      copyTree(native, partial)
+      renameSync(partial, target)
+      for (const old of readdirSync(base)) if (old.startsWith('bin-') && old !== `bin-${version}`) rmSync(join(base, old), { recursive: true, force: true })
+      log.info({ from: native, to: target }, `embedded PostgreSQL: the postgres OS user cannot run the binaries in ${native}; copied them to ${target}`)
+    }
+    placed = { initdb: join(target, 'bin', 'initdb'), pg_ctl: join(target, 'bin', 'pg_ctl'), postgres: join(target, 'bin', 'postgres') }
+  }
+  return { home: homeOk ? parleyDir : base, bin: placed, relocated: !homeOk }
+}
+
 export async function startEmbeddedPostgres(opts: { dir: string; port: number; log: Log }): Promise<EmbeddedPostgres> {
-  const bin = await binaries()
   const user = await runAs()
-  const home = resolve(opts.dir)
+  const parleyDir = resolve(opts.dir)
+  mkdirSync(parleyDir, { recursive: true, mode: 0o700 })
+  const place = user ? await placeForPostgres(parleyDir, await binaries(), user, opts.log) : { home: parleyDir, bin: await binaries(), relocated: false }
+  const { home, bin } = place
   const dataDir = join(home, 'pg')
   const ownerFile = join(home, 'pg-owner.pid')
   const passwordFile = join(home, 'pg-password')
-  const asUser = user ? { uid: user.uid, gid: user.gid } : {}
+  // cwd: the postgres user's programs look up their working directory, which may be unreachable.
+  const asUser = user ? { uid: user.uid, gid: user.gid, cwd: home } : {}
   const pgCtl = (args: string[]) => run(bin.pg_ctl, args, { ...asUser, env: { ...process.env, LC_MESSAGES: 'C' } })
-
-  mkdirSync(home, { recursive: true, mode: 0o700 })
-  // As root the postgres user must traverse PARLEY_DIR to reach pg/ (it reads nothing else there).
-  if (user) chmodSync(home, 0o711)
 
   await stopStale(dataDir, ownerFile, pgCtl, opts.log)
 
@@ -116,7 +224,8 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
     throw new Error(`the embedded PostgreSQL did not start: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}${tail ? ` (server.log: ${tail})` : ''}`)
   }
   writeFileSync(ownerFile, `${process.pid}\n`)
-  opts.log.info({ dataDir, port }, `embedded PostgreSQL: data in ${dataDir}, listening on 127.0.0.1:${port}`)
+  const why = place.relocated ? ` (the postgres OS user cannot reach ${parleyDir})` : ''
+  opts.log.info({ dataDir, port }, `embedded PostgreSQL: data in ${dataDir}${why}, listening on 127.0.0.1:${port}`)
 
   let stopped: Promise<void> | undefined
   return {
@@ -143,7 +252,7 @@ async function stopStale(dataDir: string, ownerFile: string, pgCtl: (args: strin
   await pgCtl(['stop', '-D', dataDir, '-m', 'fast', '-w', '-s'])
 }
 
-async function initialise(bin: Binaries, dataDir: string, passwordFile: string, user: { uid: number; gid: number } | null, log: Log) {
+async function initialise(bin: Binaries, dataDir: string, passwordFile: string, user: OsUser | null, log: Log) {
   rmSync(dataDir, { recursive: true, force: true }) // a half-made directory from an interrupted initdb
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   writeFileSync(passwordFile, `${randomBytes(18).toString('base64url')}\n`, { mode: 0o600 })
@@ -153,7 +262,7 @@ async function initialise(bin: Binaries, dataDir: string, passwordFile: string, 
   }
   try {
     await run(bin.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C'], {
-      ...(user ?? {}),
+      ...(user ? { ...user, cwd: dirname(dataDir) } : {}),
       env: { ...process.env, LC_MESSAGES: 'C' },
     })
   } catch (err) {

@@ -35,6 +35,8 @@ export type MemberStatus = (typeof memberStatuses)[number]
 export const conversationStatus = ['OPEN', 'RESOLVED', 'CLOSED'] as const
 export type ConversationStatus = (typeof conversationStatus)[number]
 export const senderTypes = ['GUEST', 'AGENT', 'SYSTEM'] as const
+/** Why an image has no thumbnail, for good (docs/attachments.md): over THUMBNAIL_MAX_PIXELS, or sharp could not read it. */
+export const thumbRefusals = ['too_large', 'unreadable'] as const
 export const assignmentActions = ['ASSIGNED', 'UNASSIGNED'] as const
 export type AssignmentAction = (typeof assignmentActions)[number]
 export const billingProviders = ['provider-a', 'provider-b'] as const
@@ -504,6 +506,8 @@ export const attachments = pgTable(
     height: integer('height'),
     storageKey: text('storage_key').notNull(),
     thumbKey: text('thumb_key'),
+    /** Set when no thumbnail will ever be made (400 NO_THUMBNAIL without decoding again). */
+    thumbRefusal: text('thumb_refusal', { enum: thumbRefusals }),
     /** Copied from the message that attached it: a private note's file is for members only. */
     private: boolean('private').notNull().default(false),
     createdAt: createdAt(),

@@ -33,7 +33,7 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
 })
 
 try {
-  await gateway.listen(config.GATEWAY_PORT, config.HOST)
+  await gateway.listen(config.GATEWAY_PORT)
 } catch (err) {
   console.error(`Could not listen on GATEWAY_PORT ${config.GATEWAY_PORT}: ${(err as Error).message}`)
   await gateway.close()

@@ -6,8 +6,9 @@ import type { Server } from 'socket.io'
 import { ChannelSessions } from '../auth/channel-sessions.js'
 import { MemberDirectory } from '../auth/members.js'
 import { createMemberVerifier, createVisitorTokens } from '../auth/tokens.js'
-import type { Config } from '../config.js'
+import { listenHost, type Config } from '../config.js'
 import { createSql } from '../db/client.js'
+import { errorBody, pathNotFound } from '../errors.js'
 import { socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { redisPresenceReader } from '../presence.js'
@@ -88,7 +89,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
       log.info({ gatewayId }, 'gateway closed')
     })())
 
-  const listen = (port: number, host = config.HOST) =>
+  const listen = (port: number, host = listenHost(config)) =>
     new Promise<number>((resolve, reject) => {
       httpServer.once('error', reject)
       httpServer.listen(port, host, () => {
@@ -146,7 +147,8 @@ function healthEndpoint(deps: Parameters<typeof checkHealth>[0]) {
       })
       return
     }
-    res.writeHead(404, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'Not found' }))
+    const e = pathNotFound()
+    res.writeHead(e.statusCode, { 'content-type': 'application/json' })
+    res.end(JSON.stringify(errorBody(e.statusCode, e.code, e.message)))
   }
 }

@@ -43,6 +43,7 @@ async function deliver(ctx: Ctx, job: JobWithMetadata<MentionJob>): Promise<void
   }
   const link = new URL(`/conversations/${m.conversationId}`, config.APP_URL).toString()
   await ctx.mailer.send({
+    kind: 'mention',
     to: m.email,
     subject: `${oneLine(m.byName)} mentioned you`,
     messageId: `<mention-${m.id}@parley.invalid>`,

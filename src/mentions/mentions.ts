@@ -1,8 +1,9 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { MentionView } from '../../schemas/mentions.js'
 import { memberOf, type Ctx } from '../context.js'
+import { keysetPage, type Page } from '../cursor.js'
 import type { Sql } from '../db/client.js'
-import { invalidCursor, invalidMention, mentionNotFound } from '../errors.js'
+import { invalidMention, mentionNotFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
@@ -111,27 +112,24 @@ export async function removeConversationMentions(sql: Sql, conversationId: strin
 }
 
 /** GET /mentions: the caller's, newest first, keyset on (created_at, id). */
-export async function listMentions(ctx: Ctx, query: { unread?: boolean; limit: number; cursor?: string }) {
+export async function listMentions(ctx: Ctx, query: { unread?: boolean; limit: number; cursor?: string }): Promise<Page<MentionView>> {
   const me = memberOf(ctx)
-  const params = { list: 'mentions', unread: query.unread ?? null }
-  let before: [string, string] | null = null
-  if (query.cursor) {
-    const key = ctx.cursor.decode(query.cursor, params)
-    if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string' || !isUuid(key[1])) throw invalidCursor()
-    before = [key[0], key[1]]
-  }
   const { sql } = ctx
   const filter = query.unread === true ? sql`AND read_at IS NULL` : query.unread === false ? sql`AND read_at IS NOT NULL` : sql``
-  const rows = await sql<MentionRecord[]>`
-    SELECT ${sql.unsafe(MENTION_COLUMNS)} FROM mentions
-    WHERE workspace_id = ${me.workspaceId} AND user_id = ${me.userId} ${filter}
-      ${before ? sql`AND (created_at, id) < (${before[0]}::timestamptz, ${before[1]}::uuid)` : sql``}
-    ORDER BY created_at DESC, id DESC
-    LIMIT ${query.limit + 1}`
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > query.limit && last ? ctx.cursor.encode(params, [last.createdAt, last.id]) : null
-  return { data: page.map(toView), nextCursor }
+  const page = await keysetPage(ctx, {
+    cursor: query.cursor,
+    params: { list: 'mentions', unread: query.unread ?? null },
+    key: ['timestamp', 'uuid'],
+    limit: query.limit,
+    fetch: (before, take) => sql<MentionRecord[]>`
+      SELECT ${sql.unsafe(MENTION_COLUMNS)} FROM mentions
+      WHERE workspace_id = ${me.workspaceId} AND user_id = ${me.userId} ${filter}
+        ${before ? sql`AND (created_at, id) < (${before[0]}::timestamptz, ${before[1]}::uuid)` : sql``}
+      ORDER BY created_at DESC, id DESC
+      LIMIT ${take}`,
+    keyOf: (m) => [m.createdAt, m.id],
+  })
+  return { data: page.data.map(toView), nextCursor: page.nextCursor }
 }
 
 /** GET /mentions/unread-count: the caller's counter row. */

@@ -1,17 +1,14 @@
 import { createHash } from 'node:crypto'
 import { memberOf, type Ctx } from '../context.js'
+import { keyPartIs, type Page } from '../cursor.js'
 import type { Pool, Sql } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { invalidCursor } from '../errors.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from '../conversations/view.js'
 import { escapeHtml } from '../html.js'
-import { isUuid } from '../uuid.js'
 import { highlight, highlightSubstring, START, STOP } from './highlight.js'
 
-export interface SearchResult {
-  data: (ConversationView & { match: string })[]
-  nextCursor: string | null
-}
+export type SearchResult = Page<ConversationView & { match: string }>
 
 /**
  * Candidate chunks ranked together: the newest SEARCH_WINDOW chunks that may match form a
@@ -23,7 +20,6 @@ export const SEARCH_WINDOW = 50
 const GUEST_SCORE = 1
 
 const RANK = /^\d{1,6}(\.\d{1,6})?$/
-const TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?\+00$/
 
 const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=24, MinWords=8, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "`
 
@@ -59,18 +55,16 @@ function encodePosition(p: Position): (string | number | null)[] {
 function decodePosition(key: unknown[]): Position {
   const keyset = (rank: unknown, id: unknown): Keyset | null => {
     if (rank === null && id === null) return null
-    if (typeof rank !== 'string' || !RANK.test(rank) || typeof id !== 'string' || !isUuid(id)) throw invalidCursor()
-    return { rank, id }
+    if (typeof rank !== 'string' || !RANK.test(rank) || !keyPartIs('uuid', id)) throw invalidCursor()
+    return { rank, id: id as string }
   }
   if (key[0] === 'g' && key.length === 3) return { phase: 'g', after: keyset(key[1], key[2]) }
   if (key[0] === 'm' && key.length === 6) {
     const [, at, id, seq] = key
     let window: WindowStart | null = null
     if (at !== null || id !== null || seq !== null) {
-      if (typeof at !== 'string' || !TIMESTAMP.test(at) || typeof id !== 'string' || !isUuid(id) || !Number.isInteger(seq)) {
-        throw invalidCursor()
-      }
-      window = { at, id, seq: seq as number }
+      if (!keyPartIs('timestamp', at) || !keyPartIs('uuid', id) || !keyPartIs('int', seq)) throw invalidCursor()
+      window = { at: at as string, id: id as string, seq: seq as number }
     }
     return { phase: 'm', window, after: keyset(key[4], key[5]) }
   }

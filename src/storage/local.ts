@@ -1,19 +1,43 @@
 import { randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdir, rename, rm, stat } from 'node:fs/promises'
+import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises'
 import { once } from 'node:events'
 import { dirname, join, resolve } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ByteRange, ObjectStorage } from './storage.js'
 
+/** Stored files and their directories are Parley's user's only (API.md section 10). */
+const DIR_MODE = 0o700
+const FILE_MODE = 0o600
+
+/**
+ * `dir` and any missing parent under `root` (the root itself included), each 0700 whatever the
+ * umask: mkdir's mode is filtered by it, so the mode is set again on every directory made.
+ */
+async function privateDir(dir: string, root: string) {
+  const first = await mkdir(dir, { recursive: true, mode: DIR_MODE })
+  if (first === undefined) return
+  for (let d = dir; d.length >= first.length; d = dirname(d)) {
+    await chmod(d, DIR_MODE)
+    if (d === root || d === first) break
+  }
+}
+
 /**
  * Files under one directory. A write goes to a temporary name beside its target and is renamed
  * into place only once complete (rename is atomic on one file system), so a reader never sees a
  * partial object and a failed write leaves nothing but the temporary file, which it removes.
+ * Directories are 0700 and files 0600 (the root too: made so, or tightened on the first write).
  */
 export function createLocalStorage(dir: string): ObjectStorage {
   const root = resolve(dir)
+  let rootChecked: Promise<void> | null = null
+  const ensureRoot = () =>
+    (rootChecked ??= privateDir(root, root).then(() => chmod(root, DIR_MODE)).catch((err) => {
+      rootChecked = null
+      throw err
+    }))
   const pathOf = (key: string) => {
     // Keys are Parley's own (uuid/uuid[.thumb]); refuse anything that could leave the root anyway.
     if (!/^[0-9a-zA-Z._/-]+$/.test(key) || key.split('/').some((p) => p === '' || p === '.' || p === '..')) {
@@ -25,10 +49,13 @@ export function createLocalStorage(dir: string): ObjectStorage {
     driver: 'local',
     async put(key, body, _contentType) {
       const target = pathOf(key)
-      await mkdir(dirname(target), { recursive: true })
+      await ensureRoot()
+      await privateDir(dirname(target), root)
       const part = `${target}.part-${randomBytes(6).toString('hex')}`
       try {
-        await pipeline(body, createWriteStream(part, { flags: 'wx', highWaterMark: 256 * 1024 }))
+        await pipeline(body, createWriteStream(part, { flags: 'wx', mode: FILE_MODE, highWaterMark: 256 * 1024 }))
+        // The umask can only take bits away from 0600; set it exactly all the same.
+        await chmod(part, FILE_MODE)
         await rename(part, target)
       } catch (err) {
         await rm(part, { force: true }).catch(() => {})

@@ -1,7 +1,8 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
+import { AbortMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import type { Readable } from 'node:stream'
+import { PassThrough, pipeline, type Readable } from 'node:stream'
+import type { Log } from '../logger.js'
 import type { ObjectStorage } from './storage.js'
 
 export interface S3Options {
@@ -11,6 +12,8 @@ export interface S3Options {
   accessKeyId?: string
   secretAccessKey?: string
   forcePathStyle: boolean
+  /** Where a failed clean-up (an abort the store refused) is reported. */
+  log?: Pick<Log, 'warn'>
 }
 
 const missing = (err: unknown) =>
@@ -38,16 +41,34 @@ export function createS3Storage(opts: S3Options): ObjectStorage {
   return {
     driver: 's3',
     async put(key, body, contentType) {
+      // lib-storage takes a Body's total length from its `byteLength`, `length`, `size` or `path`
+      // when it has one, and refuses to complete a multipart upload whose part count disagrees
+      // (it aborts instead). A stream may carry such a field for another meaning (the upload
+      // inspector's running `size` was 0 when the Upload was made: 3 parts of 12 MiB were
+      // "expected 0", aborted, and the store's answer to the abort surfaced as a 503). A bare
+      // PassThrough has none, so the length is unknown and the parts decide; an error of `body`
+      // still reaches the upload through pipeline.
+      const Body = new PassThrough({ highWaterMark: 256 * 1024 })
+      pipeline(body, Body, () => {})
       const upload = new Upload({
         client,
-        params: { Bucket, Key: key, Body: body, ContentType: contentType },
+        params: { Bucket, Key: key, Body, ContentType: contentType },
         queueSize: 1,
         partSize: 5 * 1024 * 1024,
-        leavePartsOnError: false,
+        // The abort is ours (below): lib-storage's own would replace the upload's error with the
+        // abort's when the store refuses it.
+        leavePartsOnError: true,
       })
       try {
         await upload.done()
       } catch (err) {
+        body.destroy()
+        if (upload.uploadId) {
+          // Parts already stored cost space until the multipart upload is aborted.
+          await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: upload.uploadId })).catch((abortErr: Error) =>
+            opts.log?.warn({ key, uploadId: upload.uploadId, err: { name: abortErr.name, message: abortErr.message } }, 'S3 multipart upload not aborted: its parts stay until a lifecycle rule removes them'),
+          )
+        }
         // A single-part upload may have completed before the error surfaced elsewhere; make sure.
         await client.send(new DeleteObjectCommand({ Bucket, Key: key })).catch(() => {})
         throw err

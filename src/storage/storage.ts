@@ -1,5 +1,7 @@
+import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Config } from '../config.js'
+import type { Log } from '../logger.js'
 import { createLocalStorage } from './local.js'
 import { createS3Storage } from './s3.js'
 
@@ -35,7 +37,7 @@ export interface ObjectStorage {
   close(): void
 }
 
-export function createStorage(config: Config): ObjectStorage {
+export function createStorage(config: Config, log?: Pick<Log, 'warn'>): ObjectStorage {
   if (config.STORAGE_DRIVER === 's3') {
     return createS3Storage({
       endpoint: config.S3_ENDPOINT,
@@ -44,7 +46,8 @@ export function createStorage(config: Config): ObjectStorage {
       accessKeyId: config.S3_ACCESS_KEY_ID,
       secretAccessKey: config.S3_SECRET_ACCESS_KEY,
       forcePathStyle: config.S3_FORCE_PATH_STYLE,
+      log,
     })
   }
-  return createLocalStorage(config.STORAGE_DIR)
+  return createLocalStorage(config.STORAGE_DIR ?? join(config.PARLEY_DIR, 'uploads'))
 }

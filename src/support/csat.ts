@@ -1,10 +1,11 @@
 import { recordCsat } from '../analytics/record.js'
 import type { CsatInput, CsatView } from '../../schemas/support.js'
-import type { Ctx } from '../context.js'
+import { visitorOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { channels, conversations, csatRatings } from '../db/schema.js'
-import { conversationNotFound, csatClosed, csatNotFound, csatNotOpen, forbidden } from '../errors.js'
+import { conversationNotFound, csatClosed, csatNotFound, csatNotOpen } from '../errors.js'
 import { findConversationForCaller } from '../conversations/access.js'
+import { conversationVisibleTo } from '../conversations/visibility.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { widgetSettings } from './widget-settings.js'
@@ -39,15 +40,13 @@ export interface RatingOutcome {
  * Analytics records its metric event inside this same transaction (the `tx` below).
  */
 export async function rateConversation(ctx: Ctx, input: CsatInput): Promise<RatingOutcome> {
-  const v = ctx.caller
-  if (v.kind !== 'visitor') throw forbidden()
+  const v = visitorOf(ctx)
   if (!isUuid(input.conversationId)) throw conversationNotFound()
   return ctx.sql.begin(async (tx) => {
     const [conv] = await tx<RatedConversation[]>`
       SELECT c.id, c.channel_id AS "channelId", c.assigned_agent_id AS "assignedAgentId", c.status, ch.widget
       FROM conversations c JOIN channels ch ON ch.id = c.channel_id
-      WHERE c.id = ${input.conversationId} AND c.workspace_id = ${v.workspaceId} AND c.guest_id = ${v.guestId}
-        AND c.deleted_at IS NULL
+      WHERE c.id = ${input.conversationId} AND ${conversationVisibleTo(tx, v, 'c')}
       FOR UPDATE OF c`
     if (!conv) throw conversationNotFound()
     if (conv.status === 'OPEN' || !widgetSettings(conv.widget).csatEnabled) throw csatNotOpen()

@@ -52,6 +52,7 @@ async function deliver(ctx: Ctx, job: JobWithMetadata<OfflineMailJob>): Promise<
   const link = new URL(`/conversations/${conversationId}`, ctx.config.APP_URL).toString()
   const from = facts.guestEmail ? `${facts.guestName} <${facts.guestEmail}>` : `${facts.guestName} (no e-mail address given)`
   await ctx.mailer.send({
+    kind: 'offline-message',
     to: facts.memberEmail,
     subject: `Offline message from ${oneLine(facts.guestName)}`,
     // One Message-ID per conversation and member: a resend after a crash is recognisable.

@@ -2,12 +2,12 @@ import { v7 as uuidv7 } from 'uuid'
 import type { ConversationView } from '../../schemas/conversations.js'
 import type { OfflineMessageInput } from '../../schemas/support.js'
 import { recordMessage } from '../analytics/record.js'
-import type { Ctx } from '../context.js'
+import { visitorOf, type Ctx } from '../context.js'
 import { applyCountersDelta, countersDelta, lockCountersShared } from '../conversations/counters.js'
 import { PREVIEW_LENGTH } from '../conversations/messages.js'
 import { insertConversation } from '../conversations/lifecycle.js'
 import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
-import { conversationNotFound, forbidden } from '../errors.js'
+import { conversationNotFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { OFFLINE_MAIL_QUEUE, type OfflineMailJob } from './offline-mail.js'
 
@@ -26,8 +26,7 @@ export interface OfflineMessageResult {
  * message.
  */
 export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): Promise<OfflineMessageResult> {
-  const v = ctx.caller
-  if (v.kind !== 'visitor') throw forbidden()
+  const v = visitorOf(ctx)
   let someoneOnline = false
   try {
     someoneOnline = await ctx.presence.anyMemberOnline(v.workspaceId)

@@ -1,7 +1,7 @@
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid'
 import type { Ctx } from '../context.js'
 import { findConversationForCaller } from '../conversations/access.js'
-import { conflict, emailRequired, forbidden, rateLimited } from '../errors.js'
+import { forbidden, idempotencyKeyReused, emailRequired, rateLimited } from '../errors.js'
 import { TRANSCRIPT_QUEUE, type TranscriptJob } from './worker.js'
 
 /** Namespace of request ids derived from an Idempotency-Key (any fixed UUID). */
@@ -78,7 +78,7 @@ export async function requestTranscript(
       const [first] = await tx<{ email: string }[]>`SELECT email FROM transcript_requests WHERE id = ${keyed}`
       if (first) {
         if (first.email.toLowerCase() !== target.toLowerCase()) {
-          throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another address')
+          throw idempotencyKeyReused()
         }
         return { jobId: keyed, deduplicated: true }
       }

@@ -44,6 +44,7 @@ async function deliver(ctx: Ctx, job: JobWithMetadata<TranscriptJob>): Promise<v
   const stream = (format: 'txt' | 'html') => Readable.from(renderTranscript(sql, conversation, format, 'outside', exportedAt, ctx.config), { objectMode: false })
   try {
     await ctx.mailer.send({
+      kind: 'transcript',
       to: req.email,
       subject: `Transcript of your conversation of ${conversation.createdAt.slice(0, 10)}`,
       // One Message-ID per request: should a crash between SMTP acceptance and the 'sent' mark

@@ -1,8 +1,9 @@
 import type { UpdateVisitorInput, VisitorProfileView, VisitorView } from '../../schemas/visitors.js'
 import { memberOf, type Ctx, type Deps } from '../context.js'
+import { keysetPage, type Page } from '../cursor.js'
 import type { Sql } from '../db/client.js'
 import type { guests } from '../db/schema.js'
-import { badRequest, dependencyUnavailable, guestNotFound, invalidCursor } from '../errors.js'
+import { badRequest, dependencyUnavailable, guestNotFound } from '../errors.js'
 import { rooms } from '../events.js'
 import type { VisitorPresence } from '../presence.js'
 import { iso } from '../time.js'
@@ -94,34 +95,33 @@ async function presenceRead<T>(ctx: Ctx, read: () => Promise<T>): Promise<T> {
 }
 
 /** GET /visitors: the workspace's guests, most recent lastSeenAt first. */
-export async function listVisitors(ctx: Ctx, query: VisitorListQuery): Promise<{ data: VisitorView[]; nextCursor: string | null }> {
+export async function listVisitors(ctx: Ctx, query: VisitorListQuery): Promise<Page<VisitorView>> {
   const { workspaceId } = memberOf(ctx)
-  const params = { list: 'visitors', q: query.q?.toLowerCase(), channelId: query.channelId?.toLowerCase(), online: query.online }
-  let after: [string, string] | null = null
-  if (query.cursor) {
-    const key = ctx.cursor.decode(query.cursor, params)
-    if (key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string' || !isUuid(key[1])) throw invalidCursor()
-    after = [key[0], key[1]]
-  }
-  // The online filter takes the workspace's online set from presence (what the gateway keeps) and
-  // keeps (or drops) those ids in the same keyset scan.
-  let onlineIds: string[] | null = null
-  if (query.online !== undefined) onlineIds = await presenceRead(ctx, () => ctx.presence.onlineVisitorSet(workspaceId))
   const pattern = query.q ? containsPattern(query.q) : null
-  // The list reads the replica while it is online (src/db/replica.ts); the same statement either way.
-  const rows = await ctx.reads.run('main', (sql) => sql<GuestRecord[]>`
-    SELECT ${sql.unsafe(VISITOR_SELECT)} FROM guests g
-    WHERE ${query.channelId ? sql`g.channel_id = ${query.channelId} AND g.workspace_id = ${workspaceId}` : sql`g.workspace_id = ${workspaceId}`}
-      ${pattern ? sql`AND (g.name ILIKE ${pattern} OR g.email ILIKE ${pattern})` : sql``}
-      ${onlineIds !== null && query.online ? sql`AND g.id = ANY(${onlineIds}::uuid[])` : sql``}
-      ${onlineIds !== null && !query.online ? sql`AND NOT (g.id = ANY(${onlineIds}::uuid[]))` : sql``}
-      ${after ? sql`AND (g.last_seen_at, g.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
-    ORDER BY g.last_seen_at DESC, g.id DESC
-    LIMIT ${query.limit + 1}`)
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
-  const nextCursor = rows.length > query.limit && last ? ctx.cursor.encode(params, [last.lastSeenAt, last.id]) : null
-  return { data: await withPresence(ctx, page), nextCursor }
+  const page = await keysetPage(ctx, {
+    cursor: query.cursor,
+    params: { list: 'visitors', q: query.q?.toLowerCase(), channelId: query.channelId?.toLowerCase(), online: query.online },
+    key: ['timestamp', 'uuid'],
+    limit: query.limit,
+    fetch: async (after, take) => {
+      // The online filter takes the workspace's online set from presence (what the gateway keeps)
+      // and keeps (or drops) those ids in the same keyset scan.
+      let onlineIds: string[] | null = null
+      if (query.online !== undefined) onlineIds = await presenceRead(ctx, () => ctx.presence.onlineVisitorSet(workspaceId))
+      // The list reads the replica while it is online (src/db/replica.ts); the same statement either way.
+      return ctx.reads.run('main', (sql) => sql<GuestRecord[]>`
+        SELECT ${sql.unsafe(VISITOR_SELECT)} FROM guests g
+        WHERE ${query.channelId ? sql`g.channel_id = ${query.channelId} AND g.workspace_id = ${workspaceId}` : sql`g.workspace_id = ${workspaceId}`}
+          ${pattern ? sql`AND (g.name ILIKE ${pattern} OR g.email ILIKE ${pattern})` : sql``}
+          ${onlineIds !== null && query.online ? sql`AND g.id = ANY(${onlineIds}::uuid[])` : sql``}
+          ${onlineIds !== null && !query.online ? sql`AND NOT (g.id = ANY(${onlineIds}::uuid[]))` : sql``}
+          ${after ? sql`AND (g.last_seen_at, g.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+        ORDER BY g.last_seen_at DESC, g.id DESC
+        LIMIT ${take}`)
+    },
+    keyOf: (g) => [g.lastSeenAt, g.id],
+  })
+  return { data: await withPresence(ctx, page.data), nextCursor: page.nextCursor }
 }
 
 /** GET /visitors/online: guests with a live gateway connection, most recently connected first. */

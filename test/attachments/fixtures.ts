@@ -21,6 +21,8 @@ export interface S3Server {
   stop(): Promise<void>
   start(): Promise<void>
   client(): S3Client
+  /** Every request the server answered, in order (method, path with query, status): what the driver asked of the store. */
+  requests: { method: string; url: string; status: number }[]
 }
 
 /** A real S3-compatible server (s3rver) on 127.0.0.1 with one bucket, removed at teardown. */
@@ -29,8 +31,22 @@ export async function startS3(t: TestContext): Promise<S3Server> {
   const bucket = `parley-${randomBytes(4).toString('hex')}`
   let server: S3rver | null = null
   let port = 0
+  const requests: S3Server['requests'] = []
   const start = async () => {
     server = new S3rver({ port, address: '127.0.0.1', silent: true, directory: dir })
+    // First in the chain (Koa composes it when the server starts listening): records, changes nothing.
+    // s3rver is a Koa application; its type declarations leave that out.
+    const koa = server as unknown as { middleware: ((ctx: { method: string; url: string; status: number }, next: () => Promise<void>) => Promise<void>)[] }
+    koa.middleware.unshift(async (ctx, next) => {
+      try {
+        await next()
+        requests.push({ method: ctx.method, url: ctx.url, status: ctx.status })
+      } catch (err) {
+        // s3rver's errors (S3Error) carry their status; Koa renders them after the chain.
+        requests.push({ method: ctx.method, url: ctx.url, status: (err as { status?: number }).status ?? 500 })
+        throw err
+      }
+    })
     const addr = await server.run()
     port = addr.port
   }
@@ -61,6 +77,7 @@ export async function startS3(t: TestContext): Promise<S3Server> {
     },
     start,
     client,
+    requests,
   }
   t.teardown(async () => {
     await s3.stop()
