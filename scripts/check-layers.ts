@@ -38,11 +38,6 @@ export const VOCABULARIES = 'src/db/schema.ts'
 export const DECLARATION_HELPERS = new Set(['plugins/rate-limit.ts'])
 /** Where error codes are minted (rule 8). */
 export const CODE_HOME = 'src/errors.ts'
-/**
- * Rule 8 fails the check once the places that still mint codes have factories (issue 25); until
- * then `npm run lint` lists them without failing.
- */
-export const ENFORCE_CODE_RULE = false
 
 function* files(dir: string): Generator<string> {
   for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
@@ -238,13 +233,11 @@ export function checkLayers(): string[] {
       }
     }
   }
-  return [...problems, ...importCycles(), ...(ENFORCE_CODE_RULE ? codeLiterals() : [])]
+  return [...problems, ...importCycles(), ...codeLiterals()]
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const problems = checkLayers()
-  const codes = ENFORCE_CODE_RULE ? [] : codeLiterals()
-  if (codes.length > 0) console.warn(`Error codes minted outside ${CODE_HOME} (reported, not yet enforced):\n${codes.map((p) => `  ${p}`).join('\n')}`)
   if (problems.length > 0) {
     console.error(`Layer check failed (docs/architecture.md, "Layers"):\n${problems.map((p) => `  ${p}`).join('\n')}`)
     process.exit(1)

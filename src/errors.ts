@@ -137,3 +137,51 @@ export const rangeNotSatisfiable = (size: number) =>
   new AppError(416, 'RANGE_NOT_SATISFIABLE', 'The requested range is outside the file', { 'content-range': `bytes */${size}` })
 /** A multipart upload that is not what POST /uploads takes (field order, missing file). */
 export const malformedUpload = (message: string) => badRequest(message, 'VALIDATION_ERROR')
+
+// The gateway's socket protocol (API.md section 2): not HTTP errors, but its codes are minted here too.
+
+/**
+ * Why a socket's handshake was refused: the reasons the contract names, and IDP_UNAVAILABLE when
+ * the member token could not be checked because the identity provider's keys could not be fetched
+ * (a retry later may succeed; the token is not known to be bad), and RATE_LIMITED over the visitor
+ * connection limits (src/gateway/limits.ts). The client reads it as `connect_error`'s message.
+ */
+export type RefusalReason = 'UNAUTHENTICATED' | 'NOT_A_MEMBER' | 'IDP_UNAVAILABLE' | 'SESSION_REVOKED' | 'RATE_LIMITED'
+
+/** A refused handshake: Socket.IO sends the client its message (the reason) and `data`. */
+export class HandshakeError extends Error {
+  data: { code: string; message: string; retryAfter?: number }
+  constructor(reason: RefusalReason, code: string, message: string, extra: { retryAfter?: number } = {}) {
+    super(reason)
+    this.data = { code, message, ...extra }
+  }
+}
+
+/**
+ * The handshake's refusal for an error of the API's own caller checks (src/auth/callers.ts),
+ * keeping its code and message; undefined for any other error (a fault, not a refusal).
+ */
+export function handshakeRefusalOf(err: unknown): HandshakeError | undefined {
+  if (!(err instanceof AppError)) return undefined
+  if (err.code === 'SESSION_REVOKED') return new HandshakeError('SESSION_REVOKED', err.code, err.message)
+  if (err.statusCode === 401) return new HandshakeError('UNAUTHENTICATED', err.code, err.message)
+  if (err.statusCode === 403) return new HandshakeError('NOT_A_MEMBER', err.code, err.message)
+  if (err.code === 'IDP_UNAVAILABLE') return new HandshakeError('IDP_UNAVAILABLE', err.code, err.message)
+  return undefined
+}
+export const handshakeWorkspaceRequired = () =>
+  new HandshakeError('UNAUTHENTICATED', 'WORKSPACE_REQUIRED', 'workspaceId is required with a member token')
+export const handshakeCredentialsRequired = () =>
+  new HandshakeError('UNAUTHENTICATED', 'UNAUTHENTICATED', 'Credentials required: { token, workspaceId } or { visitorSession }')
+/** Over a visitor connection limit (src/gateway/limits.ts). */
+export const handshakeRateLimited = (retryAfter: number) =>
+  new HandshakeError('RATE_LIMITED', 'RATE_LIMITED', `Too many connections, retry in ${retryAfter} s`, { retryAfter })
+/** The handshake failed on Parley's side (not a refusal): the client retries. */
+export function handshakeInternalError(): Error & { data: { code: string; message: string } } {
+  return Object.assign(new Error('INTERNAL_ERROR'), { data: { code: 'INTERNAL_ERROR', message: 'Could not check the credentials; retry' } })
+}
+
+/** A socket event's refused acknowledgement (`{ ok: false, code, message }`). */
+export const ackRateLimited = (event: string) => ({ ok: false, code: 'RATE_LIMITED', message: `Too many ${event} calls; retry later` })
+export const ackInvalidPresence = () => ({ ok: false, code: 'VALIDATION_ERROR', message: "presence:set takes { status: 'online' | 'away' }" })
+export const ackPresenceUnavailable = () => ({ ok: false, code: 'UNAVAILABLE', message: 'Presence could not be updated; retry' })

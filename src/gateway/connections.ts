@@ -1,4 +1,5 @@
 import type { Socket } from 'socket.io'
+import { ackInvalidPresence, ackPresenceUnavailable, ackRateLimited } from '../errors.js'
 import { rooms } from '../events.js'
 import { touchLastSeen } from '../visitors/visitors.js'
 import { principalOf, type SocketPrincipal } from './auth.js'
@@ -29,7 +30,7 @@ export function onConnection(parts: Parts, socket: Socket) {
   socket.on('presence:set', (payload: unknown, ack?: unknown) => {
     const reply = typeof ack === 'function' ? (ack as (r: unknown) => void) : () => {}
     if (!allow()) {
-      reply({ ok: false, code: 'RATE_LIMITED', message: 'Too many presence:set calls; retry later' })
+      reply(ackRateLimited('presence:set'))
       return
     }
     const status = (payload as { status?: unknown } | null)?.status
@@ -41,7 +42,7 @@ export function onConnection(parts: Parts, socket: Socket) {
       PRESENCE_STATUSES.has(status) &&
       Object.keys(payload).length === 1
     if (!valid) {
-      reply({ ok: false, code: 'VALIDATION_ERROR', message: "presence:set takes { status: 'online' | 'away' }" })
+      reply(ackInvalidPresence())
       return
     }
     presence.setStatus(workspaceId, userId, status as 'online' | 'away').then(
@@ -51,7 +52,7 @@ export function onConnection(parts: Parts, socket: Socket) {
       },
       (err: Error) => {
         presenceFailed(log, err)
-        reply({ ok: false, code: 'UNAVAILABLE', message: 'Presence could not be updated; retry' })
+        reply(ackPresenceUnavailable())
       },
     )
   })

@@ -1,5 +1,5 @@
 import { clientAddressKey } from '../client-address.js'
-import { HandshakeError } from './auth.js'
+import { handshakeRateLimited, type HandshakeError } from '../errors.js'
 import type { Parts } from './parts.js'
 
 const MINUTE_MS = 60_000
@@ -22,7 +22,7 @@ export async function visitorConnectionRefusal(parts: Pick<Parts, 'config' | 'ra
     const { current, ttl } = await rateWindows.incr(key, MINUTE_MS)
     if (current > max) {
       const retryAfter = Math.max(1, Math.ceil(ttl / 1000))
-      return new HandshakeError('RATE_LIMITED', 'RATE_LIMITED', `Too many connections, retry in ${retryAfter} s`, { retryAfter })
+      return handshakeRateLimited(retryAfter)
     }
   }
   return null

@@ -3,10 +3,11 @@ import { Server, type ServerOptions, type Socket } from 'socket.io'
 import type { Config } from '../config.js'
 import type { Log } from '../logger.js'
 import type { Pool } from '../db/client.js'
+import { HandshakeError, handshakeInternalError } from '../errors.js'
 import { rooms } from '../events.js'
 import type { PresenceReader } from '../presence.js'
 import { loadVisitor } from '../visitors/visitors.js'
-import { authenticate, HandshakeError } from './auth.js'
+import { authenticate } from './auth.js'
 import { onConnection } from './connections.js'
 import { startHeartbeat } from './heartbeat.js'
 import { presenceFailed, type Parts } from './parts.js'
@@ -114,9 +115,7 @@ function handshake(parts: Parts, auth: Parameters<typeof authenticate>[1]) {
       .catch((err: unknown) => {
         if (err instanceof HandshakeError) return next(err)
         log.error({ err }, 'socket handshake failed')
-        const e = new Error('INTERNAL_ERROR') as Error & { data?: unknown }
-        e.data = { code: 'INTERNAL_ERROR', message: 'Could not check the credentials; retry' }
-        next(e)
+        next(handshakeInternalError())
       })
   }
 }

@@ -2,6 +2,7 @@ import t from 'tap'
 import {
   checkLayers,
   codeLiteralViolations,
+  codeLiterals,
   cyclesOf,
   importCycles,
   importsOf,
@@ -108,4 +109,5 @@ t.test('error codes are minted in src/errors.ts only', async (t) => {
   t.same(codeLiteralViolations('src/x.ts', "const status = 'OPEN'\nlog('GUEST')"), [], 'vocabulary values are not codes')
   t.same(codeLiteralViolations('src/x.ts', "import { badRequest } from './y.js'\nbadRequest('m', 'NOT_OURS')"), [], 'only factories of errors.ts')
   t.same(codeLiteralViolations('src/errors.ts', "export const x = () => new AppError(400, 'X_Y', 'm')"), [], 'errors.ts is their home')
+  t.same(codeLiterals(), [], 'no place outside src/errors.ts mints one, the gateway included')
 })

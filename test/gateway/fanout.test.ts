@@ -55,6 +55,9 @@ t.test('handshakes without valid credentials are refused with the reason', async
     if (code) t.equal(err.data?.code, code, `${name}: code`)
     t.notMatch(JSON.stringify(err.data ?? {}), /secret|stack|select/i, `${name}: no internals in the refusal`)
   }
+  // The refusals the gateway words itself, whole (the socket protocol's wire format).
+  t.same((await refusal(t, g1.url, {})).data, { code: 'UNAUTHENTICATED', message: 'Credentials required: { token, workspaceId } or { visitorSession }' })
+  t.same((await refusal(t, g1.url, { token: wsA.agent.token })).data, { code: 'WORKSPACE_REQUIRED', message: 'workspaceId is required with a member token' })
   const disabled = await wsA.addMember('agent', 'Dora Disabled')
   await app.deps.sql`UPDATE members SET status = 'disabled' WHERE user_id = ${disabled.userId}`
   const err = await refusal(t, g2.url, member(disabled, wsA.workspaceId))

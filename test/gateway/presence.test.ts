@@ -52,8 +52,9 @@ t.test('tabs on two gateways, away, and the last tab closing', async (t) => {
   t.equal(await presenceOf(agent.userId), 'away')
 
   for (const junk of [null, 'away', { status: 'offline' }, { status: 'busy' }, { status: 'away', extra: 1 }, [{ status: 'away' }], { status: 7 }]) {
-    const reply = (await emitWithAck(tab2, 'presence:set', junk)) as { ok: boolean; code?: string }
-    t.match(reply, { ok: false, code: 'VALIDATION_ERROR' }, `junk ${JSON.stringify(junk)} is refused`)
+    // The whole acknowledgement, to the message: the socket protocol's wire format.
+    const reply = await emitWithAck(tab2, 'presence:set', junk)
+    t.same(reply, { ok: false, code: 'VALIDATION_ERROR', message: "presence:set takes { status: 'online' | 'away' }" }, `junk ${JSON.stringify(junk)} is refused`)
   }
   tab2.emit('presence:set', { status: 'nonsense' }) // no ack callback: ignored, no crash
   t.same(await emitWithAck(tab2, 'presence:set', { status: 'away' }), { ok: true, status: 'away' }, 'away again: no change')
@@ -84,7 +85,7 @@ t.test('presence:set is rate limited per socket', async (t) => {
   const socket = await connect(t, g2.url, auth(member))
   const replies = await Promise.all(Array.from({ length: 21 }, (_, i) => emitWithAck(socket, 'presence:set', { status: i % 2 ? 'online' : 'away' })))
   t.equal(replies.filter((r) => (r as { ok: boolean }).ok).length, 20)
-  t.match(replies[20], { ok: false, code: 'RATE_LIMITED' })
+  t.same(replies[20], { ok: false, code: 'RATE_LIMITED', message: 'Too many presence:set calls; retry later' })
   t.ok(socket.connected)
 })
 

@@ -106,6 +106,7 @@ t.test('the 31st handshake of a guest in a minute is refused, whichever gateway:
   t.equal(refused.data?.code, 'RATE_LIMITED')
   const retryAfter = (refused.data as { retryAfter?: number } | undefined)?.retryAfter ?? 0
   t.ok(retryAfter >= 1 && retryAfter <= 60, `retryAfter ${retryAfter}`)
+  t.same(refused.data, { code: 'RATE_LIMITED', message: `Too many connections, retry in ${retryAfter} s`, retryAfter }, 'the whole refusal, as the wire carries it')
   const other = await seedGuest(app, ws, 'Other')
   t.equal(await cycle(gA.url, other.session, '198.51.100.3'), 'ok', 'another guest has its own budget')
   t.equal(
