@@ -74,7 +74,7 @@ export function replicaReads(config: Config, primary: Pool, primarySearch: Pool,
     let timer: NodeJS.Timeout | undefined
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs)
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
       })
       const [[p], [r]] = await Promise.race([
         Promise.all([
