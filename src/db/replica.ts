@@ -35,6 +35,8 @@ export function primaryReads(sql: Pool, searchSql: Pool): Reads {
 }
 
 const CHECK_MS = 1000
+/** One a second at most: more than an hour of them. */
+const MAX_SAMPLES = 4000
 /** Errors that say the server is unreachable or going away (not a query's own fault). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03'])
 const isConnectionError = (err: unknown) => {
@@ -90,6 +92,9 @@ export function replicaReads(config: Config, primary: Pool, primarySearch: Pool,
       const replayed = r!.lsn === null ? written : parseLsn(r!.lsn)
       // Samples the replica has passed are not needed any more (the last one stays).
       while (samples.length > 1 && samples[0]!.lsn <= replayed) samples.shift()
+      // A replica stuck for hours: the oldest samples go (what is left is still older than any
+      // allowed lag, DATABASE_READ_MAX_LAG_S <= 3600), so memory stays bounded.
+      if (samples.length > MAX_SAMPLES) samples.splice(0, samples.length - MAX_SAMPLES)
       const lag = lagMs(samples, replayed, now)
       set(lag > maxLagMs ? 'lagging' : 'online', lag > maxLagMs ? `replay ${Math.round(lag / 1000)} s behind` : undefined)
     } catch (err) {
