@@ -8,6 +8,7 @@ import type { Log } from './logger.js'
 import { createProviderBVerifier } from './billing/provider-b.js'
 import { createCursorCodec } from './cursor.js'
 import { createSql } from './db/client.js'
+import { primaryReads, replicaReads } from './db/replica.js'
 import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
 import { createSharedState } from './mode.js'
@@ -32,8 +33,13 @@ export interface Runtime {
  * database was started by the entry point (src/mode.ts, provideDatabase).
  */
 export async function createDeps(config: Config, log: Log): Promise<Runtime> {
-  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, SEARCH_SESSION)
+  // Behind a transaction pooler: no named statements, and the search settings per transaction
+  // (src/search/search.ts runSearch), since PgBouncer refuses unknown startup parameters.
+  const pooled = config.DATABASE_POOLER === 'transaction'
+  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX, {}, !pooled)
+  const searchSettings = pooled ? {} : SEARCH_SESSION
+  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, searchSettings, !pooled)
+  const reads = config.DATABASE_READ_URL ? replicaReads(config, sql, searchSql, log, { prepare: !pooled, searchSettings }) : primaryReads(sql, searchSql)
   const mailer = createMailer(config, log)
   let jobs
   let shared
@@ -41,7 +47,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     shared = await createSharedState(config, log)
     jobs = await createJobs(config, log, queues)
   } catch (err) {
-    await Promise.allSettled([shared?.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
+    await Promise.allSettled([shared?.close(), reads.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
     mailer.close()
     throw err
   }
@@ -50,6 +56,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     log,
     sql,
     searchSql,
+    reads,
     shared,
     events: shared.events,
     presence: shared.presence,
@@ -80,7 +87,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
       mailer.close()
       deps.storage.close()
       await shared.close()
-      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
+      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 }), reads.close()])
     },
   }
 }
