@@ -1,6 +1,6 @@
 import { ChannelSessions } from './auth/channel-sessions.js'
 import { MemberDirectory } from './auth/members.js'
-import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
+import { createMemberVerifier, createVisitorTokens, type MemberVerifier } from './auth/tokens.js'
 import type { Config } from './config.js'
 import type { Deps } from './context.js'
 import type { Log } from './logger.js'
@@ -27,9 +27,10 @@ export interface Runtime {
  * wraps this), a script, the benchmark or a test hands to domain code. Start-up needs PostgreSQL
  * (jobs) and, unless in single-process mode, Redis (src/mode.ts chooses); with JOBS_WORKER this
  * process also runs the queues' workers. DATABASE_URL is a postgres:// URL here: an embedded
- * database was started by the entry point (src/mode.ts, provideDatabase).
+ * database was started by the entry point (src/mode.ts, provideDatabase). The API passes its
+ * member verifier (plugins/jwt.ts).
  */
-export async function createDeps(config: Config, log: Log): Promise<Runtime> {
+export async function createDeps(config: Config, log: Log, parts: { memberTokens?: MemberVerifier } = {}): Promise<Runtime> {
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
   const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, SEARCH_SESSION)
   const mailer = createMailer(config, log)
@@ -53,7 +54,8 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     presence: shared.presence,
     jobs: jobs.jobs,
     mailer,
-    memberTokens: createMemberVerifier(config),
+    // The API's comes from @fastify/jwt (plugins/jwt.ts); elsewhere fast-jwt on the same options.
+    memberTokens: parts.memberTokens ?? createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
     channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS),
