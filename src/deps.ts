@@ -1,7 +1,7 @@
 import { createThumbnailMaker } from './attachments/thumbnails.js'
 import { ChannelSessions } from './auth/channel-sessions.js'
 import { MemberDirectory } from './auth/members.js'
-import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
+import { createMemberVerifier, createVisitorTokens, type MemberVerifier } from './auth/tokens.js'
 import type { Config } from './config.js'
 import type { Deps } from './context.js'
 import type { Log } from './logger.js'
@@ -30,9 +30,10 @@ export interface Runtime {
  * wraps this), a script, the benchmark or a test hands to domain code. Start-up needs PostgreSQL
  * (jobs) and, unless in single-process mode, Redis (src/mode.ts chooses); with JOBS_WORKER this
  * process also runs the queues' workers. DATABASE_URL is a postgres:// URL here: an embedded
- * database was started by the entry point (src/mode.ts, provideDatabase).
+ * database was started by the entry point (src/mode.ts, provideDatabase). The API passes its
+ * member verifier (plugins/jwt.ts).
  */
-export async function createDeps(config: Config, log: Log): Promise<Runtime> {
+export async function createDeps(config: Config, log: Log, parts: { memberTokens?: MemberVerifier } = {}): Promise<Runtime> {
   // Behind a transaction pooler: no named statements, and the search settings per transaction
   // (src/search/search.ts runSearch), since PgBouncer refuses unknown startup parameters.
   const pooled = config.DATABASE_POOLER === 'transaction'
@@ -62,7 +63,8 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     presence: shared.presence,
     jobs: jobs.jobs,
     mailer,
-    memberTokens: createMemberVerifier(config),
+    // The API's comes from @fastify/jwt (plugins/jwt.ts); elsewhere fast-jwt on the same options.
+    memberTokens: parts.memberTokens ?? createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
     channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS),
