@@ -28,8 +28,10 @@ if (mode === 'framework') {
   if (process.env.PLAN_CACHE_MODE) url.searchParams.set('plan_cache_mode', process.env.PLAN_CACHE_MODE)
   const sql = createSql(url.toString(), Number(process.env.DATABASE_POOL_MAX ?? 10))
   const workspaceId = process.env.WORKSPACE_ID!
+  // LIST_QUERY (JSON): list parameters of the page (the triage ceilings: labelIds, sortBy=priority).
+  const query = process.env.LIST_QUERY ? JSON.parse(process.env.LIST_QUERY) : {}
   app.get('/list', async () => {
-    const rows = await listPageOne(sql, workspaceId, 20)
+    const rows = await listPageOne(sql, workspaceId, 20, query)
     return { data: rows.slice(0, 20), nextCursor: rows.length > 20 ? 'x' : null }
   })
   app.addHook('onClose', async () => sql.end({ timeout: 5 }))

@@ -1,5 +1,5 @@
 import type { Sql } from '../src/db/client.js'
-import { resolveList, sectionQuery } from '../src/conversations/lists.js'
+import { resolveList, sectionQuery, type ListQuery } from '../src/conversations/lists.js'
 
 /**
  * Page 1 of GET /conversations (OPEN, pinned first, newest lastMessageAt first, default limit)
@@ -9,8 +9,9 @@ import { resolveList, sectionQuery } from '../src/conversations/lists.js'
  * listConversations does. The raw-SQL ceiling server runs this with no auth, validation,
  * mapping, cursor or response schema: the database's limit for that endpoint.
  */
-export async function listPageOne(sql: Sql, workspaceId: string, limit = 20) {
-  const r = resolveList('open', { workspaceId, userId: 'bench|ceiling' }, { limit })
+export async function listPageOne(sql: Sql, workspaceId: string, limit = 20, query: Partial<ListQuery> = {}) {
+  // `query`: section 17's parameters (labelIds, sortBy=priority), for the triage ceilings.
+  const r = resolveList('open', { workspaceId, userId: 'bench|ceiling' }, { ...query, limit })
   const want = limit + 1
   const rows: Awaited<ReturnType<typeof sectionQuery>>[number][] = []
   for (const pinned of [true, false]) {

@@ -34,10 +34,14 @@ async function seed(sql: postgres.Sql) {
   await sql`INSERT INTO guests (id, workspace_id, channel_id, name, email) VALUES (${HEAVY_GUEST}, ${WS}, md5('c0')::uuid, 'Heavy', 'h@x.test')`
   await sql`INSERT INTO guests (id, workspace_id, channel_id, name, email)
     SELECT md5('o' || i)::uuid, ${WS2}, md5('c5')::uuid, 'Other ' || i, 'o' || i || '@x.test' FROM generate_series(0, 9999) i`
-  // Times spread over a year with microseconds; ~2% pinned, 60% OPEN, 70% assigned, 3% deleted.
+  // Section 17's labels: label k is on about 30/(k+1) % of the conversations (L0 30%, L19 1.5%).
+  await sql`INSERT INTO labels (id, workspace_id, name, color) SELECT md5('l' || k)::uuid, ${WS}, 'L' || k, '#000000' FROM generate_series(0, 19) k`
+  // Times spread over a year with microseconds; ~2% pinned, 60% live (OPEN 88%, PENDING 8%,
+  // SNOOZED 4% of them), 70% assigned, 3% deleted; priority none 70%, low 10, medium 10, high 7,
+  // urgent 3; labels as above.
   await sql`
     INSERT INTO conversations (id, workspace_id, channel_id, guest_id, status, pinned, assigned_agent_id, unread_count,
-      last_message_at, created_at, updated_at, closed_at, deleted_at)
+      last_message_at, created_at, updated_at, closed_at, deleted_at, priority, label_ids)
     SELECT gen_random_uuid(), ${WS}, md5('c' || (i % 50000 % 5))::uuid,
       CASE WHEN i % 400 = 0 THEN ${HEAVY_GUEST}::uuid ELSE md5('g' || (i % 50000))::uuid END,
       s.status, random() < 0.02,
@@ -45,9 +49,13 @@ async function seed(sql: postgres.Sql) {
       CASE WHEN random() < 0.3 THEN 1 + floor(random() * 5)::int ELSE 0 END,
       t.created + t.age / 2, t.created, t.created + t.age,
       CASE WHEN s.status <> 'OPEN' AND random() < 0.98 THEN t.created + t.age END,
-      CASE WHEN random() < 0.03 THEN t.created + t.age END
+      CASE WHEN random() < 0.03 THEN t.created + t.age END,
+      CASE WHEN p.r < 0.7 THEN NULL WHEN p.r < 0.8 THEN 'low' WHEN p.r < 0.9 THEN 'medium' WHEN p.r < 0.97 THEN 'high' ELSE 'urgent' END,
+      ARRAY(SELECT md5('l' || k)::uuid FROM generate_series(0, 19) k WHERE random() < 0.3 / (k + 1) + 0 * i)
     FROM generate_series(1, ${N}) i
-    CROSS JOIN LATERAL (SELECT CASE WHEN random() < 0.6 THEN 'OPEN' WHEN random() < 0.9 THEN 'RESOLVED' ELSE 'CLOSED' END || '' AS status, i AS k) s
+    CROSS JOIN LATERAL (SELECT CASE WHEN random() < 0.6 THEN (CASE WHEN random() < 0.88 THEN 'OPEN' WHEN random() < 0.66 THEN 'PENDING' ELSE 'SNOOZED' END)
+                                    WHEN random() < 0.9 THEN 'RESOLVED' ELSE 'CLOSED' END || '' AS status, i AS k) s
+    CROSS JOIN LATERAL (SELECT random() AS r, i AS k) p
     CROSS JOIN LATERAL (SELECT now() - random() * interval '365 days' AS created, random() * interval '10 days' AS age, i AS k) t`
   await sql`
     INSERT INTO conversations (id, workspace_id, channel_id, guest_id, status, pinned, assigned_agent_id, last_message_at, created_at, updated_at)
@@ -86,7 +94,7 @@ async function main() {
   const q = (over: Partial<ListQuery>): ListQuery => ({ limit: 20, ...over })
   type Case = { name: string; query: postgres.Fragment }
   const cases: Case[] = []
-  const list = (name: string, kind: 'open' | 'mine' | 'closed', lq: ListQuery, section: { pinned?: boolean; after?: { t: string; id: string } }) =>
+  const list = (name: string, kind: 'open' | 'mine' | 'closed', lq: ListQuery, section: { pinned?: boolean; after?: { rank?: number; t: string; id: string } }) =>
     cases.push({ name, query: sectionQuery(sql, resolveList(kind, caller, lq), section, 21) })
 
   const openMidDesc = await mid("c.status = 'OPEN' AND NOT c.pinned", 'c.last_message_at', 'DESC')
@@ -106,6 +114,29 @@ async function main() {
   list('closed, lastMessageAt asc', 'closed', q({ sortBy: 'lastMessageAt', sortOrder: 'asc' }), {})
   list('closed, createdAt desc', 'closed', q({ sortBy: 'createdAt' }), {})
   list('closed, updatedAt asc', 'closed', q({ sortBy: 'updatedAt', sortOrder: 'asc' }), {})
+  // Section 17 (docs/triage.md): the new parameters. A label filter may be a top-N sort of the
+  // label's rows (a rare label) or a walk of the list index that filters (a common one).
+  const L0 = (await sql`SELECT md5('l0')::uuid::text AS id`)[0]!.id as string
+  const L19 = (await sql`SELECT md5('l19')::uuid::text AS id`)[0]!.id as string
+  list('open, labelIds=<common label, 30%>, unpinned', 'open', q({ labelIds: L0 }), { pinned: false })
+  list('open, labelIds=<rare label, 1.5%>, unpinned', 'open', q({ labelIds: L19 }), { pinned: false })
+  list('open, labelIds=<two labels>, unpinned', 'open', q({ labelIds: `${L0},${L19}` }), { pinned: false })
+  list('open, sortBy=priority, first page: unpinned section', 'open', q({ sortBy: 'priority' }), { pinned: false })
+  const [prioMid] = await sql`
+    SELECT priority_rank AS rank, last_message_at::text AS t, id::text AS id FROM conversations c
+    WHERE workspace_id = ${WS} AND deleted_at IS NULL AND status = 'OPEN' AND NOT pinned
+    ORDER BY priority_rank DESC, last_message_at DESC, id DESC OFFSET 40000 LIMIT 1`
+  list('open, sortBy=priority, cursor deep in the unpinned section', 'open', q({ sortBy: 'priority' }), {
+    pinned: false,
+    after: { rank: prioMid!.rank as number, t: prioMid!.t as string, id: prioMid!.id as string },
+  })
+  list('open, sortBy=priority + labelIds=<common>, unpinned', 'open', q({ sortBy: 'priority', labelIds: L0 }), { pinned: false })
+  list('status=pending, unpinned', 'open', q({ status: 'pending' }), { pinned: false })
+  list('status=snoozed, unpinned', 'open', q({ status: 'snoozed' }), { pinned: false })
+  list('status=active, unpinned', 'open', q({ status: 'active' }), { pinned: false })
+  list('open, assignee=me, unpinned', 'open', q({ assignee: 'me' }), { pinned: false })
+  list('open, assignee=none, unpinned', 'open', q({ assignee: 'none' }), { pinned: false })
+  list('open, priority=urgent,high, unpinned', 'open', q({ priority: 'urgent,high' }), { pinned: false })
   cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql, { kind: 'member', ...caller }, HEAVY_GUEST, undefined, 21) })
   cases.push({
     name: 'available-agents openAssigned (grouped)',
@@ -125,7 +156,8 @@ async function main() {
         return tx`EXPLAIN (ANALYZE, BUFFERS) ${c.query}`
       })
       const text = plan.map((r) => r['QUERY PLAN']).join('\n')
-      const sorts = /\bSort\b/.test(text) && !c.name.startsWith('available-agents')
+      // A rare label's rows come from the GIN posting list and are top-N sorted (bounded by the label's rows).
+      const sorts = /\bSort\b/.test(text) && !c.name.startsWith('available-agents') && !c.name.includes('labelIds')
       const seq = /Seq Scan on conversations/.test(text)
       if (sorts || seq) bad++
       if (mode === 'custom' || sorts || seq) out += `\n## ${c.name}${mode === 'custom' ? '' : ` [${mode}]`}${sorts ? '  !! SORT' : ''}${seq ? '  !! SEQ SCAN' : ''}\n${text}\n`

@@ -1,11 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, assignmentReasons, conversationStatus, presenceStatuses, senderTypes } from '../src/db/schema.js'
+import { assignmentActions, assignmentReasons, conversationPriorities, conversationStatus, presenceStatuses, senderTypes } from '../src/db/schema.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 
 /** Request and response shapes of /conversations and /api/public/conversations (src/conversations/). */
 
 export const ConversationStatus = Literals(conversationStatus)
+/** A conversation's priority (API.md section 17); null is none. */
+export const Priority = Literals(conversationPriorities)
+/** A label as a conversation shows it (the full Label is in schemas/triage.ts). */
+export const LabelRef = Type.Object({ id: Uuid, name: Type.String(), color: Type.String() })
 
 export const Conversation = Type.Object(
   {
@@ -25,6 +29,10 @@ export const Conversation = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
     closedAt: Nullable(Timestamp),
+    /** Section 17: its labels by name, its priority, and the wake-up time while SNOOZED until one. */
+    labels: Type.Array(LabelRef),
+    priority: Nullable(Priority),
+    snoozedUntil: Nullable(Timestamp),
     /** Its team (API.md section 16). */
     teamId: Nullable(Uuid),
     team: Nullable(Type.Object({ id: Uuid, name: Type.String() })),
@@ -69,24 +77,36 @@ const listFields = {
   unassignedOnly: Type.Boolean({ default: false }),
   readStatus: lit(['all', 'read', 'unread'] as const, 'all'),
   sortOrder: lit(['desc', 'asc'] as const, 'desc'),
+  // Section 17 (src/conversations/lists.ts parses the comma-separated values)
+  labelIds: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'comma-separated label ids (up to 5): conversations holding all of them' })),
+  priority: Type.Optional(
+    Type.String({ pattern: '^(none|low|medium|high|urgent)(,(none|low|medium|high|urgent)){0,4}$', description: 'comma-separated priorities; none: no priority' }),
+  ),
 }
+/** `me`, `none` or a userId. */
+const Assignee = Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'me, none or a userId' }))
 
 export const OpenListQuery = Type.Object(
-  { ...listFields, sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt'] as const, 'lastMessageAt') },
+  {
+    ...listFields,
+    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority'] as const, 'lastMessageAt'),
+    status: lit(['open', 'pending', 'snoozed', 'active'] as const, 'open'),
+    assignee: Assignee,
+  },
   { additionalProperties: false },
 )
 
 export const MineListQuery = Type.Object(
   {
     ...listFields,
-    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt'] as const, 'lastMessageAt'),
+    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority'] as const, 'lastMessageAt'),
     status: Type.Optional(ConversationStatus),
   },
   { additionalProperties: false },
 )
 
 export const ClosedListQuery = Type.Object(
-  { ...listFields, sortBy: lit(['closedAt', 'lastMessageAt', 'createdAt', 'updatedAt'] as const, 'closedAt') },
+  { ...listFields, sortBy: lit(['closedAt', 'lastMessageAt', 'createdAt', 'updatedAt'] as const, 'closedAt'), assignee: Assignee },
   { additionalProperties: false },
 )
 

@@ -144,6 +144,16 @@ export const rangeNotSatisfiable = (size: number) =>
 /** A multipart upload that is not what POST /uploads takes (field order, missing file). */
 export const malformedUpload = (message: string) => badRequest(message, 'VALIDATION_ERROR')
 
+// Triage (API.md section 17, docs/triage.md)
+export const labelNotFound = () => notFound('LABEL_NOT_FOUND', 'Label not found')
+export const labelNameTaken = () => conflict('LABEL_NAME_TAKEN', 'A label with this name already exists')
+export const tooManyLabels = (max: number) => conflict('TOO_MANY_LABELS', `A workspace may have at most ${max} labels`)
+export const invalidLabel = (message = 'labelIds must name at most 20 distinct labels of this workspace') => badRequest(message, 'INVALID_LABEL')
+export const viewNotFound = () => notFound('VIEW_NOT_FOUND', 'View not found')
+export const tooManyViews = (message: string) => conflict('TOO_MANY_VIEWS', message)
+/** A snooze time in the past or more than 366 days ahead. */
+export const invalidSnooze = () => badRequest("field 'until' must be a future date-time at most 366 days ahead")
+
 // The gateway's socket protocol (API.md section 2): not HTTP errors, but its codes are minted here too.
 
 /**

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
-import type { Redis } from 'ioredis'
+import { Cluster } from 'ioredis'
+import type { RedisClient } from './redis.js'
 import type { Log } from './logger.js'
 
 /**
@@ -36,14 +37,14 @@ export function createLocalSignals(): Signals {
 }
 
 /** Publishes with `redis`; subscribes (on the first handler) with a duplicate of it. */
-export function createRedisSignals(redis: Redis, prefix: string, log: Log): Signals {
+export function createRedisSignals(redis: RedisClient, prefix: string, log: Log): Signals {
   const channel = signalChannel(prefix)
   const handlers = new Set<(signal: MemberOnline) => void>()
-  let sub: Redis | null = null
+  let sub: RedisClient | null = null
   const subscribe = () => {
     // Its own connection, queueing the SUBSCRIBE until connected (the API's client refuses
     // commands while disconnected); ioredis subscribes again after each reconnection.
-    sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })
+    sub = redis instanceof Cluster ? redis.duplicate() : redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })
     sub.on('error', () => {}) // the main client reports Redis errors
     sub.on('message', (_channel: string, message: string) => {
       let signal: MemberOnline

@@ -15,6 +15,8 @@ export interface SeedWorkspace {
   channels: string[]
   owner: { userId: string; name: string }
   agents: { userId: string; name: string }[]
+  /** 20 labels (section 17): label k is on about 30/(k+1) % of the conversations. */
+  labels: string[]
 }
 
 export interface SeedResult {
@@ -134,6 +136,9 @@ export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
     ...sizes.others.map((size, i) => ({ name: `Mid ${i + 1}`, size, agents: 12 })),
     { name: 'Small Shop', size: sizes.small, agents: 5 },
   ]
+  // Triage fields (labels, priority) draw from their own generator, so the rest of the seed stays
+  // what earlier runs had.
+  const trng = new Rng(opts.seed + 27)
   const workspaces: SeedWorkspace[] = plan.map((p, wi) => {
     const id = rng.uuid4()
     const agents = Array.from({ length: p.agents }, (_, j) => ({
@@ -147,6 +152,7 @@ export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
       channels: [rng.uuid4(), rng.uuid4(), rng.uuid4()],
       owner: { userId: `bench|w${wi}|owner`, name: 'Owen Owner' },
       agents,
+      labels: Array.from({ length: 20 }, () => trng.uuid4()),
     }
   })
   for (const ws of workspaces) {
@@ -167,6 +173,7 @@ export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
       })),
     ]
     await sql`INSERT INTO members ${sql(rows)}`
+    await sql`INSERT INTO labels ${sql(ws.labels.map((id, k) => ({ id, workspace_id: ws.id, name: `L${k}`, color: '#336699' })))}`
   }
 
   // Many more customers than the six with conversations: provider events arrive for all of them.
@@ -184,7 +191,7 @@ export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
   const convCols = [
     'id', 'workspace_id', 'channel_id', 'guest_id', 'status', 'pinned', 'assigned_agent_id', 'unread_count',
     'agent_last_seen_at', 'visitor_last_seen_at', 'last_message_at', 'last_message_preview', 'created_at',
-    'updated_at', 'closed_at', 'deleted_at',
+    'updated_at', 'closed_at', 'deleted_at', 'priority', 'label_ids',
   ]
   const msgCols = ['id', 'workspace_id', 'conversation_id', 'sender_type', 'sender_id', 'sender_name', 'body', 'created_at']
   const histCols = ['id', 'workspace_id', 'conversation_id', 'action', 'agent_id', 'previous_agent_id', 'by_user_id', 'created_at']
@@ -282,6 +289,9 @@ export async function seed(sql: Pool, opts: SeedOptions): Promise<SeedResult> {
         updatedMs === lastMs ? lastAt : ts(updatedMs, 0),
         closedMs === null ? null : ts(closedMs, 0),
         deletedMs === null ? null : ts(deletedMs, 0),
+        // Priority: none 70%, low 10, medium 10, high 7, urgent 3.
+        ((r) => (r < 0.7 ? null : r < 0.8 ? 'low' : r < 0.9 ? 'medium' : r < 0.97 ? 'high' : 'urgent'))(trng.next()),
+        `{${ws.labels.filter((_, k) => trng.chance(0.3 / (k + 1))).join(',')}}`,
       ])
       if (assigned) {
         // One ASSIGNED history entry, by the owner, a minute after the conversation started.

@@ -37,8 +37,11 @@ export const ceilings: Area = {
   },
 }
 
-/** Starts a ceiling server (framework or SQL), measures it, stops it. */
-async function measureCeiling(run: BenchRun, s: Scenario): Promise<Measurement> {
+/**
+ * Starts a ceiling server (framework or SQL), measures it, stops it. `listQuery`: the SQL
+ * ceiling of a list with other parameters (bench/scenarios/triage.ts).
+ */
+export async function measureCeiling(run: BenchRun, s: Scenario, listQuery?: Record<string, unknown>): Promise<Measurement> {
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port) }
   const workspaceId = run.seed.largest.id
@@ -59,6 +62,7 @@ async function measureCeiling(run: BenchRun, s: Scenario): Promise<Measurement> 
   } else {
     Object.assign(env, { DATABASE_URL: run.dbUrl, WORKSPACE_ID: workspaceId, DATABASE_POOL_MAX: '10' })
     if (s.id === 'ceiling-sql-generic') env.PLAN_CACHE_MODE = 'force_generic_plan'
+    if (listQuery) env.LIST_QUERY = JSON.stringify(listQuery)
   }
   const mode = s.id === 'ceiling-framework' ? 'framework' : 'sql'
   const child: Child = await startChild({

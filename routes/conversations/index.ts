@@ -4,6 +4,8 @@ import { errorResponses, IdParams, NoBody } from '../../schemas/common.js'
 import { AssignBody, Conversation, ConversationPage, CreateConversationBody, OpenListQuery, type ConversationView } from '../../schemas/conversations.js'
 import type { Access } from '../../src/auth/callers.js'
 import type { Ctx } from '../../src/context.js'
+import { PriorityBody, SnoozeBody } from '../../schemas/triage.js'
+import { setPriority, setWaiting } from '../../src/triage/status.js'
 import { listConversations } from '../../src/conversations/lists.js'
 import {
   assignAgent,
@@ -97,6 +99,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     { url: '/:id/reopen', access: { member: 'conversations:write' }, summary: 'Reopen', run: reopenConversation },
     { url: '/:id/pin', access: { member: 'conversations:write' }, summary: 'Pin', run: (ctx, id) => setPinned(ctx, id, true) },
     { url: '/:id/unpin', access: { member: 'conversations:write' }, summary: 'Unpin', run: (ctx, id) => setPinned(ctx, id, false) },
+    { url: '/:id/pending', access: { member: 'conversations:write' }, summary: 'Wait on the customer (PENDING)', run: (ctx, id) => setWaiting(ctx, id, { status: 'PENDING' }) },
   ]
   for (const action of actions) {
     app.patch(
@@ -106,5 +109,23 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     )
   }
 
+  // Triage (API.md section 17, src/triage/status.ts)
+  app.patch(
+    '/:id/priority',
+    {
+      config: { access: { member: 'conversations:write' } },
+      schema: { tags, summary: 'Set the priority (null: none)', params: IdParams, body: PriorityBody, response: one },
+    },
+    async (request) => (await setPriority(request.ctx, request.params.id, request.body.priority)).conversation,
+  )
+
+  app.patch(
+    '/:id/snooze',
+    {
+      config: { access: { member: 'conversations:write' } },
+      schema: { tags, summary: 'Snooze until a time, or (null) until the guest writes', params: IdParams, body: SnoozeBody, response: one },
+    },
+    async (request) => (await setWaiting(request.ctx, request.params.id, { status: 'SNOOZED', until: request.body.until })).conversation,
+  )
 }
 export default routes

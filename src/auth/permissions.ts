@@ -16,6 +16,7 @@ export type Permission =
   | 'analytics:read'
   | 'visitors:read'
   | 'visitors:write'
+  | 'labels:manage'
   | 'teams:manage'
 
 /** The contract's role table (API.md section 2). */
@@ -24,12 +25,13 @@ const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   admin: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'analytics:read', 'visitors:read', 'visitors:write',
+    'labels:manage',
     'teams:manage',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
-    'canned:manage', 'analytics:read', 'visitors:read', 'visitors:write', 'teams:manage',
+    'canned:manage', 'analytics:read', 'visitors:read', 'visitors:write', 'labels:manage', 'teams:manage',
   ]),
 }
 

@@ -4,13 +4,14 @@ import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { conversations } from '../db/schema.js'
 import { conversationNotFound, forbidden, guestNotFound, invalidAgent, invalidTeam, tooManyOpenConversations } from '../errors.js'
+import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
 import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { addHistory } from './history.js'
-import { conversationRooms, conversationVisibleTo } from './visibility.js'
+import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
 import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
@@ -43,7 +44,7 @@ export async function getConversation(ctx: Ctx, id: string): Promise<Conversatio
     SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE c.id = ${id} AND ${conversationVisibleTo(sql, ctx.caller, 'c')}`
   if (!row) throw conversationNotFound()
-  const view = toConversationView(row)
+  const view = conversationFor(toConversationView(row), audienceOf(ctx.caller))
   return { ...view, queue: await queueOf(sql, view) }
 }
 
@@ -65,6 +66,16 @@ export interface MutationOutcome<T> {
 }
 
 /**
+ * A change made by the system (a job, the snooze sweep) rather than a member or visitor: the
+ * workspace is named, and `skipLocked` treats a row another transaction holds as not found (the
+ * sweep leaves it to whoever holds it).
+ */
+export interface SystemMutation {
+  workspaceId: string
+  skipLocked?: boolean
+}
+
+/**
  * The one way to change a conversation: in one transaction, take the workspace's counter lock
  * (shared), lock the row the caller may see (FOR UPDATE), run `change`, apply the counter delta
  * between the locked and the updated row, read the view; after commit, publish.
@@ -73,15 +84,16 @@ export async function mutateConversation<T = undefined>(
   ctx: Ctx,
   id: string,
   change: (sql: Sql, row: LockedConversation) => Promise<Mutation<T>>,
+  system?: SystemMutation,
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
-  const ws = workspaceOf(ctx)
+  const ws = system?.workspaceId ?? workspaceOf(ctx)
   const out = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, ws)
     const [row] = await sql<LockedConversation[]>`
       SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
-      WHERE id = ${id} AND ${conversationVisibleTo(sql, ctx.caller)}
-      FOR UPDATE`
+      WHERE id = ${id} AND ${system ? sql`workspace_id = ${ws} AND deleted_at IS NULL` : conversationVisibleTo(sql, ctx.caller)}
+      FOR UPDATE ${system?.skipLocked ? sql`SKIP LOCKED` : sql``}`
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
     if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
@@ -92,9 +104,15 @@ export async function mutateConversation<T = undefined>(
   const { row, m } = out
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
-    const payload = out.conversation ? { conversation: out.conversation } : { conversation: { id: row.id, deleted: true } }
-    // A private team's conversation reaches only who may see it now (after a team change too).
-    ctx.events.publish(await conversationRooms(ctx.sql, { ...row, teamId: out.conversation?.teamId ?? row.teamId }), 'conversation:updated', payload)
+    if (out.conversation) {
+      // Members who may see it (a private team's: its members, owners and admins) and the visitor,
+      // each as they may see it (conversationFor).
+      ctx.events.publish(await conversationRooms(ctx.sql, { ...row, teamId: out.conversation.teamId }, true), 'conversation:updated', { conversation: out.conversation })
+      ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: conversationFor(out.conversation, 'outside') })
+    } else {
+      const to = [...(await conversationRooms(ctx.sql, row, true)), rooms.guest(row.guestId)]
+      ctx.events.publish(to, 'conversation:updated', { conversation: { id: row.id, deleted: true } })
+    }
   }
   // A conversation that left a queue by hand (assigned, closed, moved, deleted): the visitors
   // behind it moved up.
@@ -106,7 +124,8 @@ export async function mutateConversation<T = undefined>(
     for (const u of m.route.members ?? []) if (u) ctx.routing.member(row.workspaceId, u)
   }
   // null only after a delete, whose caller answers 204 without it.
-  return { conversation: out.conversation as ConversationView, changed, result: m.result }
+  const conversation = out.conversation && conversationFor(out.conversation, audienceOf(ctx.caller))
+  return { conversation: conversation as ConversationView, changed, result: m.result }
 }
 
 /** Columns an UPDATE returns for the counter state of the updated row. */
@@ -114,7 +133,7 @@ export const COUNTER_RETURNING = `status, deleted_at IS NOT NULL AS deleted, ass
   channel_id AS "channelId", unread_count AS "unreadCount", team_id AS "teamId"`
 
 /** `set` is a tagged fragment (sql`pinned = ${pinned}`): values stay parameters. */
-async function update(sql: Sql, id: string, set: Fragment): Promise<CounterState> {
+export async function updateRow(sql: Sql, id: string, set: Fragment): Promise<CounterState> {
   const [after] = await sql<CounterState[]>`
     UPDATE conversations SET ${set}, updated_at = clock_timestamp() WHERE id = ${id}
     RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
@@ -182,7 +201,7 @@ export async function insertConversation(
 /** DELETE /conversations/:id: soft delete; leaves every list and count (its mentions' too). */
 export async function deleteConversation(ctx: Ctx, id: string): Promise<void> {
   await mutateConversation(ctx, id, async (sql) => {
-    const after = await update(sql, id, sql`deleted_at = clock_timestamp()`)
+    const after = await updateRow(sql, id, sql`deleted_at = clock_timestamp()`)
     await removeConversationMentions(sql, id)
     // Its files are 404 at once (media checks deleted_at); the cleanup job removes their bytes.
     await sql`UPDATE attachments SET purge_at = clock_timestamp() WHERE conversation_id = ${id} AND purge_at IS NULL`
@@ -203,7 +222,7 @@ export async function assignAgent(ctx: Ctx, id: string, agentId: string) {
     if (!agent) throw invalidAgent()
     if (row.assignedAgentId === agentId) return {}
     // A manual assignment takes it out of its team's queue (and may exceed capacity).
-    const after = await update(sql, id, sql`assigned_agent_id = ${agentId}, queued_at = NULL`)
+    const after = await updateRow(sql, id, sql`assigned_agent_id = ${agentId}, queued_at = NULL`)
     await recordAssignedFromQueue(sql, row)
     await addHistory(sql, row, 'ASSIGNED', agentId, member.userId, 'MANUAL')
     return { after, route: { members: [row.assignedAgentId] } }
@@ -216,7 +235,7 @@ export async function unassignAgent(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.assignedAgentId === null) return {}
     const queue = await afterUnassign(sql, row)
-    const after = await update(sql, id, sql`assigned_agent_id = NULL, queued_at = CASE WHEN ${queue} THEN clock_timestamp() END`)
+    const after = await updateRow(sql, id, sql`assigned_agent_id = NULL, queued_at = CASE WHEN ${queue} THEN clock_timestamp() END`)
     await addHistory(sql, row, 'UNASSIGNED', null, member.userId, 'MANUAL')
     return { after, route: { teams: [row.teamId], members: [row.assignedAgentId] } }
   })
@@ -248,32 +267,42 @@ export async function markSeen(ctx: Ctx, id: string) {
   }
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.unreadCount === 0) return {}
-    const after = await update(sql, id, sql`unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)`)
+    const after = await updateRow(sql, id, sql`unread_count = 0, agent_last_seen_at = GREATEST(clock_timestamp(), last_message_at)`)
     return { after }
   })
 }
 
-/** PATCH /:id/close: RESOLVED with closedAt; a resolved (or legacy CLOSED) one stays as it is. */
+/** RESOLVED or legacy CLOSED. */
+export const isClosedStatus = (status: string) => status === 'RESOLVED' || status === 'CLOSED'
+
+/**
+ * PATCH /:id/close: RESOLVED with closedAt, from OPEN, PENDING or SNOOZED (a snooze ends with it);
+ * a resolved (or legacy CLOSED) one stays as it is.
+ */
 export async function closeConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
-    if (row.status !== 'OPEN') return {}
+    if (isClosedStatus(row.status)) return {}
     // A closed conversation waits for no one: it leaves the queue; its assignee has a slot free.
     const [after] = await sql<(CounterState & { closedAt: string })[]>`
-      UPDATE conversations SET status = 'RESOLVED', closed_at = clock_timestamp(), updated_at = clock_timestamp(), queued_at = NULL WHERE id = ${id}
+      UPDATE conversations SET status = 'RESOLVED', closed_at = clock_timestamp(), snoozed_until = NULL, updated_at = clock_timestamp(), queued_at = NULL WHERE id = ${id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}, closed_at AS "closedAt"`
     await recordResolved(sql, row, after.closedAt)
     return { after, route: { members: [row.assignedAgentId] } }
   })
 }
 
-/** PATCH /:id/reopen: OPEN, closedAt null; an open one stays as it is. */
+/**
+ * PATCH /:id/reopen: OPEN, closedAt null, from RESOLVED, CLOSED, PENDING or SNOOZED; an open one
+ * stays as it is. Only a resolved one's reopen is an analytics reopen (a new open period): a
+ * PENDING or SNOOZED conversation never left its period.
+ */
 export async function reopenConversation(ctx: Ctx, id: string) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.status === 'OPEN') return {}
     const [after] = await sql<(CounterState & { at: string })[]>`
-      UPDATE conversations SET status = 'OPEN', closed_at = NULL, updated_at = clock_timestamp() WHERE id = ${id}
+      UPDATE conversations SET status = 'OPEN', closed_at = NULL, snoozed_until = NULL, updated_at = clock_timestamp() WHERE id = ${id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}, updated_at AS at`
-    await recordReopened(sql, row, after.at)
+    if (isClosedStatus(row.status)) await recordReopened(sql, row, after.at)
     const requeued = await queueOnReopen(sql, row)
     return { after: requeued ?? after, route: { teams: [row.teamId] } }
   })
@@ -283,7 +312,7 @@ export async function reopenConversation(ctx: Ctx, id: string) {
 export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
   return mutateConversation(ctx, id, async (sql, row) => {
     if (row.pinned === pinned) return {}
-    return { after: await update(sql, id, sql`pinned = ${pinned}`) }
+    return { after: await updateRow(sql, id, sql`pinned = ${pinned}`) }
   })
 }
 

@@ -4,7 +4,7 @@ import type { Query, Sql } from '../db/client.js'
 import type { ConversationStatus } from '../db/schema.js'
 import { badRequest, guestNotFound } from '../errors.js'
 import { isUuid } from '../uuid.js'
-import { conversationVisibleTo, type Viewer } from './visibility.js'
+import { audienceOf, conversationFor, conversationVisibleTo, type Viewer } from './visibility.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from './view.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 
@@ -21,7 +21,9 @@ import type { ConversationView } from '../../schemas/conversations.js'
  */
 
 export type ListKind = 'open' | 'mine' | 'closed'
-export type SortBy = 'lastMessageAt' | 'createdAt' | 'updatedAt' | 'closedAt'
+export type SortBy = 'lastMessageAt' | 'createdAt' | 'updatedAt' | 'closedAt' | 'priority'
+/** GET /conversations' `status` (section 17): OPEN (default), PENDING, SNOOZED, or the three. */
+export type OpenListStatus = 'open' | 'pending' | 'snoozed' | 'active'
 export type SortOrder = 'asc' | 'desc'
 export type ReadStatus = 'all' | 'read' | 'unread'
 
@@ -33,8 +35,17 @@ export interface ListQuery {
   readStatus?: ReadStatus
   sortBy?: SortBy
   sortOrder?: SortOrder
-  /** Only on /Myconversation. RESOLVED and CLOSED both mean "closed" (CLOSED is the legacy spelling). */
-  status?: ConversationStatus
+  /**
+   * /Myconversation: a ConversationStatus (RESOLVED and CLOSED both mean "closed": CLOSED is the
+   * legacy spelling). GET /conversations: an OpenListStatus. Ignored on /closed.
+   */
+  status?: ConversationStatus | OpenListStatus
+  /** Section 17 filters, as the query string has them: comma-separated label ids (all of them, up to 5). */
+  labelIds?: string
+  /** Comma-separated priorities, `none` for no priority. */
+  priority?: string
+  /** `me`, `none` or a userId. */
+  assignee?: string
   /** A team id, or `none` (no team). */
   teamId?: string
 }
@@ -51,13 +62,18 @@ const SORT_EXPR: Record<SortBy, string> = {
   updatedAt: 'c.updated_at',
   // closed_at is null on some legacy CLOSED imports: they sort as the oldest.
   closedAt: "COALESCE(c.closed_at, '-infinity'::timestamptz)",
+  // sortBy=priority: priority_rank descending, then this, descending (conv_open_priority_idx).
+  priority: 'c.last_message_at',
 }
+
+/** priority_rank of each `priority` filter value (the generated column's CASE). */
+const PRIORITY_RANK: Record<string, number> = { none: 0, low: 1, medium: 2, high: 3, urgent: 4 }
 
 interface Section {
   /** true / false: only that pinned value (pinned-first lists); undefined: no pinned split. */
   pinned?: boolean
-  /** Rows strictly after this (t, id) in the list's direction. */
-  after?: { t: string; id: string }
+  /** Rows strictly after this (t, id), or (rank, t, id) for sortBy=priority, in the list's direction. */
+  after?: { rank?: number; t: string; id: string }
 }
 
 export interface Resolved {
@@ -68,23 +84,61 @@ export interface Resolved {
   readStatus: ReadStatus
   unassignedOnly: boolean
   channelId?: string
+  /** /Myconversation's status filter. */
   status?: ConversationStatus
   teamId?: string
+  /** GET /conversations' statuses (default OPEN alone). */
+  statuses: readonly ConversationStatus[]
+  /** Sorted, lower-cased label ids the rows must all hold. */
+  labelIds?: string[]
+  /** Sorted priority ranks the rows must have one of. */
+  priorityRanks?: number[]
+  /** The assignee: a userId, or null for unassigned. */
+  assignee?: string | null
+}
+
+const OPEN_LIST_STATUSES: Record<OpenListStatus, readonly ConversationStatus[]> = {
+  open: ['OPEN'],
+  pending: ['PENDING'],
+  snoozed: ['SNOOZED'],
+  active: ['OPEN', 'PENDING', 'SNOOZED'],
+}
+
+/** `labelIds` of the query: 1..5 distinct uuids, comma-separated (a label that does not exist matches nothing). */
+function parseLabelIds(text: string): string[] {
+  const ids = [...new Set(text.split(',').map((s) => s.trim().toLowerCase()))]
+  if (ids.length > 5 || !ids.every(isUuid)) throw badRequest("field 'labelIds' in querystring must be 1..5 comma-separated label ids")
+  return ids.sort()
+}
+
+function parsePriorities(text: string): number[] {
+  const ranks = [...new Set(text.split(',').map((s) => PRIORITY_RANK[s.trim()]))]
+  if (ranks.some((r) => r === undefined)) throw badRequest("field 'priority' in querystring must be comma-separated low, medium, high, urgent or none")
+  return (ranks as number[]).sort()
 }
 
 /** The list's effective parameters (defaults applied). */
 export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): Resolved {
   const sortBy = q.sortBy ?? (kind === 'closed' ? 'closedAt' : 'lastMessageAt')
-  if (sortBy === 'closedAt' && kind !== 'closed') throw badRequest("field 'sortBy' in querystring must be lastMessageAt, createdAt or updatedAt")
+  if (sortBy === 'closedAt' && kind !== 'closed') throw badRequest("field 'sortBy' in querystring must be lastMessageAt, createdAt, updatedAt or priority")
+  if (sortBy === 'priority' && kind === 'closed') throw badRequest("field 'sortBy' in querystring must be closedAt, lastMessageAt, createdAt or updatedAt")
+  const openStatus = kind === 'open' ? ((q.status as OpenListStatus | undefined) ?? 'open') : undefined
+  if (openStatus !== undefined && !(openStatus in OPEN_LIST_STATUSES)) throw badRequest("field 'status' in querystring must be open, pending, snoozed or active")
+  const assignee = q.assignee === undefined ? undefined : q.assignee === 'me' ? caller.userId : q.assignee === 'none' ? null : q.assignee
   return {
     kind,
     caller,
     sortBy,
-    sortOrder: q.sortOrder ?? 'desc',
+    // sortOrder does not apply to sortBy=priority (urgent first, newest message first).
+    sortOrder: sortBy === 'priority' ? 'desc' : (q.sortOrder ?? 'desc'),
     readStatus: q.readStatus ?? 'all',
     unassignedOnly: q.unassignedOnly ?? false,
     channelId: q.channelId?.toLowerCase(),
-    status: kind === 'mine' ? q.status : undefined,
+    status: kind === 'mine' ? (q.status as ConversationStatus | undefined) : undefined,
+    statuses: openStatus ? OPEN_LIST_STATUSES[openStatus] : [],
+    labelIds: q.labelIds !== undefined ? parseLabelIds(q.labelIds) : undefined,
+    priorityRanks: q.priority !== undefined ? parsePriorities(q.priority) : undefined,
+    assignee: kind === 'mine' ? undefined : assignee,
     teamId: q.teamId?.toLowerCase(),
   }
 }
@@ -101,9 +155,17 @@ function cursorParams(r: Resolved): CursorParams {
     ua: r.unassignedOnly,
     ch: r.channelId ?? null,
     st: r.status ?? null,
-    ...(r.teamId ? { tm: r.teamId } : {}),
+    // Section 17's parameters; left out (undefined) when not given, so older cursors stay valid.
+    ss: r.kind === 'open' && r.statuses.join() !== 'OPEN' ? r.statuses.join() : undefined,
+    lb: r.labelIds?.join(),
+    pr: r.priorityRanks?.join(),
+    as: r.assignee === undefined ? undefined : r.assignee,
+    tm: r.teamId,
   }
 }
+
+/** sortBy=priority keys on (pinned, rank, t, id); other pinned-first lists on (pinned, t, id). */
+const byPriority = (r: Resolved) => r.sortBy === 'priority'
 
 const pinnedFirst = (kind: ListKind) => kind !== 'closed'
 
@@ -115,28 +177,41 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
+  // Status literals are fixed text of this module (sql.unsafe), so each status list matches its
+  // partial index's predicate (conv_open_*, conv_active_*) as the planner needs.
   const scope =
     r.kind === 'open'
-      ? sql`c.status = 'OPEN'`
+      ? r.statuses.length === 1
+        ? sql`c.status = ${sql.unsafe(`'${r.statuses[0]}'`)}`
+        : sql`c.status IN ('OPEN', 'PENDING', 'SNOOZED')`
       : r.kind === 'closed'
         ? sql`c.status IN ('RESOLVED', 'CLOSED')`
-        : r.status === 'OPEN'
-          ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status = 'OPEN'`
+        : r.status === 'RESOLVED' || r.status === 'CLOSED'
+          ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status IN ('RESOLVED', 'CLOSED')`
           : r.status
-            ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status IN ('RESOLVED', 'CLOSED')`
+            ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status = ${sql.unsafe(`'${r.status}'`)}`
             : sql`c.assigned_agent_id = ${r.caller.userId}`
   const pinned = section.pinned === undefined ? sql`` : section.pinned ? sql`AND c.pinned = true` : sql`AND c.pinned = false`
   const channel = r.channelId ? sql`AND c.channel_id = ${r.channelId}` : sql``
   const unassigned = r.unassignedOnly ? sql`AND c.assigned_agent_id IS NULL` : sql``
   const read = r.readStatus === 'read' ? sql`AND c.unread_count = 0` : r.readStatus === 'unread' ? sql`AND c.unread_count > 0` : sql``
-  const after = section.after ? sql`AND (${t}, c.id) ${cmp} (${section.after.t}::timestamptz, ${section.after.id}::uuid)` : sql``
+  const labels = r.labelIds ? sql`AND c.label_ids @> ${r.labelIds}::uuid[]` : sql``
+  const priority = r.priorityRanks ? sql`AND c.priority_rank = ANY(${r.priorityRanks}::smallint[])` : sql``
+  const assignee = r.assignee === undefined ? sql`` : r.assignee === null ? sql`AND c.assigned_agent_id IS NULL` : sql`AND c.assigned_agent_id = ${r.assignee}`
+  const a = section.after
+  const after = !a
+    ? sql``
+    : byPriority(r)
+      ? sql`AND (c.priority_rank, ${t}, c.id) < (${a.rank ?? 0}::smallint, ${a.t}::timestamptz, ${a.id}::uuid)`
+      : sql`AND (${t}, c.id) ${cmp} (${a.t}::timestamptz, ${a.id}::uuid)`
+  const order = byPriority(r) ? sql`c.priority_rank DESC, ${t} DESC, c.id DESC` : sql`${t} ${dir}, c.id ${dir}`
   const team = r.teamId === 'none' ? sql`AND c.team_id IS NULL` : r.teamId ? sql`AND c.team_id = ${r.teamId}::uuid` : sql``
   return sql<ListRow[]>`
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue"
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue", c.priority_rank AS "sortRank"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
-      ${pinned} ${channel} ${unassigned} ${read} ${team} ${after}
-    ORDER BY ${t} ${dir}, c.id ${dir}
+      ${pinned} ${channel} ${unassigned} ${read} ${labels} ${priority} ${assignee} ${team} ${after}
+    ORDER BY ${order}
     LIMIT ${lit(sql, limit)}`
 }
 
@@ -149,11 +224,13 @@ function lit(sql: Sql, limit: number) {
   return sql.unsafe(String(limit))
 }
 
-type ListRow = ConversationRecord & { sortValue: string }
+type ListRow = ConversationRecord & { sortValue: string; sortRank: number }
+
+type At = { pinned?: boolean; rank?: number; t: string; id: string }
 
 /** The sections a page reads, in order, given where the cursor stopped. */
-function sectionsFor(kind: ListKind, at?: { pinned?: boolean; t: string; id: string }): Section[] {
-  const after = at ? { t: at.t, id: at.id } : undefined
+function sectionsFor(kind: ListKind, at?: At): Section[] {
+  const after = at ? { rank: at.rank, t: at.t, id: at.id } : undefined
   if (!pinnedFirst(kind)) return [{ after }]
   if (!at) return [{ pinned: true }, { pinned: false }]
   return at.pinned ? [{ pinned: true, after }, { pinned: false }] : [{ pinned: false, after }]
@@ -164,14 +241,23 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
   const { sql } = ctx
   const { workspaceId, userId } = memberOf(ctx)
   const r = resolveList(kind, { workspaceId, userId }, q)
-  // Pinned-first lists key on (pinned, t, id), the closed list on (t, id).
-  const page = await keysetPage<ListRow, ['bool', 'timestamp', 'uuid'] | ['timestamp', 'uuid']>(ctx, {
+  // Pinned-first lists key on (pinned, t, id), sortBy=priority on (pinned, rank, t, id), the
+  // closed list on (t, id).
+  type Shape = ['bool', 'int', 'timestamp', 'uuid'] | ['bool', 'timestamp', 'uuid'] | ['timestamp', 'uuid']
+  const shape: Shape = byPriority(r) ? ['bool', 'int', 'timestamp', 'uuid'] : pinnedFirst(kind) ? ['bool', 'timestamp', 'uuid'] : ['timestamp', 'uuid']
+  const page = await keysetPage<ListRow, Shape>(ctx, {
     cursor: q.cursor,
     params: cursorParams(r),
-    key: pinnedFirst(kind) ? ['bool', 'timestamp', 'uuid'] : ['timestamp', 'uuid'],
+    key: shape,
     limit: q.limit,
     fetch: async (key, want) => {
-      const at = !key ? undefined : key.length === 3 ? { pinned: key[0], t: key[1], id: key[2] } : { t: key[0], id: key[1] }
+      const at: At | undefined = !key
+        ? undefined
+        : key.length === 4
+          ? { pinned: key[0], rank: key[1], t: key[2], id: key[3] }
+          : key.length === 3
+            ? { pinned: key[0], t: key[1], id: key[2] }
+            : { t: key[0], id: key[1] }
       const rows: ListRow[] = []
       for (const section of sectionsFor(kind, at)) {
         if (rows.length >= want) break
@@ -179,7 +265,8 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
       }
       return rows
     },
-    keyOf: (row) => (pinnedFirst(kind) ? [row.pinned, row.sortValue, row.id] : [row.sortValue, row.id]),
+    keyOf: (row) =>
+      byPriority(r) ? [row.pinned, row.sortRank, row.sortValue, row.id] : pinnedFirst(kind) ? [row.pinned, row.sortValue, row.id] : [row.sortValue, row.id],
   })
   return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
 }
@@ -221,7 +308,7 @@ export async function guestHistory(ctx: Ctx, guestIdParam: string, q: { limit: n
     fetch: (after, take) => guestHistoryQuery(sql, c, guestId, after ? { t: after[0], id: after[1] } : undefined, take),
     keyOf: (row) => [row.createdAt, row.id],
   })
-  return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
+  return { data: page.data.map((c) => conversationFor(toConversationView(c), audienceOf(ctx.caller))), nextCursor: page.nextCursor }
 }
 
 /** Does this guest exist in the workspace? (history of an unknown guest is 404, not an empty list) */

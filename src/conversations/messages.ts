@@ -9,7 +9,7 @@ import { badRequest } from '../errors.js'
 import { recordMessage, recordReopened } from '../analytics/record.js'
 import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
-import { COUNTER_RETURNING, mutateConversation } from './lifecycle.js'
+import { COUNTER_RETURNING, isClosedStatus, mutateConversation } from './lifecycle.js'
 import { queueOnReopen } from '../teams/rules.js'
 import type { CounterState } from './counters.js'
 import { MESSAGE_COLUMNS, toMessageView, type MessageRecord } from './view.js'
@@ -94,10 +94,12 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
     })
     const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
     const guestMessage = senderType === 'GUEST'
+    // A guest message makes a RESOLVED, PENDING or SNOOZED conversation OPEN (API.md section 17).
     const reopen = guestMessage && row.status !== 'OPEN'
     // Analytics: a guest message on a resolved conversation reopens it at the message's moment
-    // (the message belongs to the new open period); a note is skipped by its flag.
-    const facts = reopen ? await recordReopened(sql, row, inserted.createdAt) : row
+    // (the message belongs to the new open period); a note is skipped by its flag. Waking a
+    // PENDING or SNOOZED one is not a reopen: it never left its open period.
+    const facts = reopen && isClosedStatus(row.status) ? await recordReopened(sql, row, inserted.createdAt) : row
     await recordMessage(sql, facts, { senderType, senderId, at: inserted.createdAt, private: note })
     if (note) {
       const m = { workspaceId: row.workspaceId, conversationId: row.id, messageId: inserted.id, body: input.body, createdAt: inserted.createdAt }
@@ -112,6 +114,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
         unread_count = unread_count + ${guestMessage ? 1 : 0},
         status = CASE WHEN ${reopen} THEN 'OPEN' ELSE status END,
         closed_at = CASE WHEN ${reopen} THEN NULL ELSE closed_at END,
+        snoozed_until = CASE WHEN ${reopen} THEN NULL ELSE snoozed_until END,
         updated_at = clock_timestamp()
       WHERE id = ${row.id}
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}`

@@ -15,7 +15,11 @@ export const CONVERSATION_SELECT = `
   c.status, c.pinned, c.assigned_agent_id AS "assignedAgentId", c.unread_count AS "unreadCount",
   c.last_message_at AS "lastMessageAt", c.last_message_preview AS "lastMessagePreview",
   c.created_at AS "createdAt", c.updated_at AS "updatedAt", c.closed_at AS "closedAt",
-  c.deleted_at AS "deletedAt", c.team_id AS "teamId", c.queued_at AS "queuedAt",
+  c.deleted_at AS "deletedAt", c.priority, c.snoozed_until AS "snoozedUntil",
+  CASE WHEN cardinality(c.label_ids) = 0 THEN '[]'::json ELSE (
+    SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY lower(l.name), l.id)
+    FROM labels l WHERE l.id = ANY(c.label_ids)) END AS labels,
+  c.team_id AS "teamId", c.queued_at AS "queuedAt",
   g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName", tt.name AS "teamName"`
 
 export const CONVERSATION_FROM = `
@@ -41,9 +45,13 @@ export type ConversationRecord = Pick<
   | 'updatedAt'
   | 'closedAt'
   | 'deletedAt'
+  | 'priority'
+  | 'snoozedUntil'
   | 'teamId'
   | 'queuedAt'
 > & {
+  /** The labels it holds, by name (null only if every one was deleted between the read's steps). */
+  labels: { id: string; name: string; color: string }[] | null
   guestName: string
   /** Null until the guest gives an address. */
   guestEmail: string | null
@@ -81,6 +89,9 @@ export function toConversationView(r: ConversationRecord): ConversationView {
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
     closedAt: iso(r.closedAt),
+    labels: r.labels ?? [],
+    priority: r.priority,
+    snoozedUntil: iso(r.snoozedUntil),
     teamId: r.teamId,
     team: r.teamId ? { id: r.teamId, name: r.teamName ?? '' } : null,
     queuedAt: iso(r.queuedAt),

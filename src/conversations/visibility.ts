@@ -1,6 +1,7 @@
 import type { Caller, MemberCaller, VisitorCaller } from '../auth/callers.js'
 import type { Fragment, Sql } from '../db/client.js'
 import { rooms } from '../events.js'
+import type { ConversationView } from '../../schemas/conversations.js'
 
 /**
  * Who sees what: the one rule for which conversations a caller sees (conversationVisibleTo), and
@@ -22,6 +23,14 @@ export const audienceOf = (caller: Caller): Audience => (caller.kind === 'member
 /** The condition on `messages` (unaliased) that keeps what `audience` may read. */
 export function visibleMessages(sql: Sql, audience: Audience): Fragment {
   return audience === 'members' ? sql`` : sql`AND NOT private`
+}
+
+/**
+ * A conversation as `audience` may see it: labels and priority are the team's own triage (API.md
+ * section 17, docs/triage.md), so outside the workspace they read as none, like private notes.
+ */
+export function conversationFor<C extends Pick<ConversationView, 'labels' | 'priority'>>(c: C, audience: Audience): C {
+  return audience === 'members' ? c : { ...c, labels: [], priority: null }
 }
 
 /**

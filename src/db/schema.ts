@@ -31,10 +31,20 @@ export const memberRoles = ['owner', 'admin', 'agent'] as const
 export type Role = (typeof memberRoles)[number]
 export const memberStatuses = ['active', 'disabled'] as const
 export type MemberStatus = (typeof memberStatuses)[number]
-/** CLOSED is a legacy value from imports; it behaves like RESOLVED. */
-export const conversationStatus = ['OPEN', 'RESOLVED', 'CLOSED'] as const
+/**
+ * CLOSED is a legacy value from imports; it behaves like RESOLVED. PENDING (waiting on the
+ * customer) and SNOOZED (until a time or the guest's next message) are not OPEN: they leave the
+ * unread counts and the open-conversation cap (API.md section 17, docs/triage.md).
+ */
+export const conversationStatus = ['OPEN', 'PENDING', 'SNOOZED', 'RESOLVED', 'CLOSED'] as const
 export type ConversationStatus = (typeof conversationStatus)[number]
 export const senderTypes = ['GUEST', 'AGENT', 'SYSTEM'] as const
+/** A conversation's priority (null: none), lowest first: the position + 1 is `priority_rank`. */
+export const conversationPriorities = ['low', 'medium', 'high', 'urgent'] as const
+export type ConversationPriority = (typeof conversationPriorities)[number]
+/** Who sees a saved view: the whole workspace, or only its owner. */
+export const viewScopes = ['workspace', 'personal'] as const
+export type ViewScope = (typeof viewScopes)[number]
 /** Why an image has no thumbnail, for good (docs/attachments.md): over THUMBNAIL_MAX_PIXELS, or sharp could not read it. */
 export const thumbRefusals = ['too_large', 'unreadable'] as const
 export const assignmentActions = ['ASSIGNED', 'UNASSIGNED'] as const
@@ -209,10 +219,21 @@ export const conversations = pgTable(
     teamId: uuid('team_id').references(() => teams.id, { onDelete: 'set null' }),
     /** When it started waiting in its team's queue; null when not waiting (docs/routing.md). */
     queuedAt: ts('queued_at'),
+    // Triage (API.md section 17, src/triage/).
+    /** The workspace labels it holds (at most 20); a deleted label is removed from every row. */
+    labelIds: uuid('label_ids').array().notNull().default(sql`'{}'::uuid[]`),
+    priority: text('priority', { enum: conversationPriorities }),
+    /** 4 urgent .. 1 low, 0 none: the sortBy=priority key (descending), kept by PostgreSQL. */
+    priorityRank: smallint('priority_rank')
+      .notNull()
+      .generatedAlwaysAs(sql`CASE priority WHEN 'urgent' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END`),
+    /** Set only while SNOOZED until a time: the wake-up sweep's due time (src/triage/wake.ts). */
+    snoozedUntil: ts('snoozed_until'),
   },
   (t) => {
     const live = sql`${t.deletedAt} IS NULL`
     const open = sql`${t.deletedAt} IS NULL AND ${t.status} = 'OPEN'`
+    const active = sql`${t.deletedAt} IS NULL AND ${t.status} IN ('OPEN', 'PENDING', 'SNOOZED')`
     const closed = sql`${t.deletedAt} IS NULL AND ${t.status} IN ('RESOLVED', 'CLOSED')`
     // Each list index leads with (workspace_id, pinned) so that one B-tree serves both sort
     // directions: a pinned-first page reads the pinned range, then the unpinned range, each an
@@ -250,6 +271,17 @@ export const conversations = pgTable(
       index('conv_team_idx').on(t.teamId).where(sql`${t.teamId} IS NOT NULL`),
       // serves: GET /conversations?teamId= sorted by lastMessageAt (the default)
       index('conv_open_team_last_msg_idx').on(t.workspaceId, t.teamId, t.pinned, t.lastMessageAt, t.id).where(open),
+      // serves: GET /conversations?status=pending|snoozed (one status, pinned first, by lastMessageAt)
+      index('conv_status_last_msg_idx').on(t.workspaceId, t.status, t.pinned, t.lastMessageAt, t.id).where(live),
+      // serves: GET /conversations?status=active (OPEN, PENDING and SNOOZED together)
+      index('conv_active_last_msg_idx').on(t.workspaceId, t.pinned, t.lastMessageAt, t.id).where(active),
+      // serves: GET /conversations?sortBy=priority (pinned first, urgent..none, newest message first)
+      index('conv_open_priority_idx').on(t.workspaceId, t.pinned, t.priorityRank, t.lastMessageAt, t.id).where(open),
+      // serves: GET /conversations?labelIds= (a rare label: its rows from the posting lists, then a
+      // top-N sort; a common one walks the list index and filters) and a label's delete
+      index('conv_labels_idx').using('gin', t.labelIds).where(live),
+      // serves: the snooze wake-up sweep (due SNOOZED rows, oldest due first)
+      index('conv_snoozed_until_idx').on(t.snoozedUntil).where(sql`${t.deletedAt} IS NULL AND ${t.status} = 'SNOOZED' AND ${t.snoozedUntil} IS NOT NULL`),
     ]
   },
 )
@@ -630,6 +662,48 @@ export const csatRatings = pgTable(
     check('csat_rating_range', sql`${t.rating} BETWEEN 1 AND 5`),
     // serves: analytics aggregates of ratings by workspace and time
     index('csat_workspace_updated_idx').on(t.workspaceId, t.updatedAt),
+  ],
+)
+
+/** Workspace labels (API.md section 17); conversations hold their ids in `conversations.label_ids`. */
+export const labels = pgTable(
+  'labels',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** #rrggbb, lower-cased. */
+    color: text('color').notNull(),
+    description: text('description').notNull().default(''),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // serves: LABEL_NAME_TAKEN (case-insensitive) and GET /labels (by name)
+    uniqueIndex('labels_workspace_name_uq').on(t.workspaceId, sql`lower(${t.name})`),
+  ],
+)
+
+/** Saved views (API.md section 17): a named set of list filters, personal or for the workspace. */
+export const views = pgTable(
+  'views',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    scope: text('scope', { enum: viewScopes }).notNull(),
+    /** The creator's userId; a personal view is visible to this member only. */
+    ownerId: text('owner_id').notNull(),
+    name: text('name').notNull(),
+    /** The list parameters as JSON (schemas/triage.ts ViewFilters), checked at write. */
+    filters: jsonb('filters').notNull().default(sql`'{}'::jsonb`),
+    sortBy: text('sort_by').notNull(),
+    sortOrder: text('sort_order').notNull(),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // serves: GET /views (the workspace's and the caller's own), the 100-per-owner and per-workspace caps
+    index('views_workspace_idx').on(t.workspaceId, t.scope, t.ownerId, t.createdAt, t.id),
   ],
 )
 

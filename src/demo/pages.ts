@@ -60,6 +60,8 @@ code { background: #eaeef2; padding: 1px 4px; border-radius: 4px; }
       <ul id="thread" aria-label="Messages" aria-live="polite"></ul>
       <form id="reply-form"><label for="reply">Reply</label><textarea id="reply" rows="3"></textarea><button type="submit">Send reply</button></form>
       <button id="close" type="button">Close conversation</button>
+      <button id="label-vip" type="button">Label VIP</button>
+      <button id="snooze" type="button">Snooze 1 hour</button>
     </section>
   </aside>
 </main>

@@ -49,7 +49,7 @@ export async function rateConversation(ctx: Ctx, input: CsatInput): Promise<Rati
       WHERE c.id = ${input.conversationId} AND ${conversationVisibleTo(tx, v, 'c')}
       FOR UPDATE OF c`
     if (!conv) throw conversationNotFound()
-    if (conv.status === 'OPEN' || !widgetSettings(conv.widget).csatEnabled) throw csatNotOpen()
+    if (!(conv.status === 'RESOLVED' || conv.status === 'CLOSED') || !widgetSettings(conv.widget).csatEnabled) throw csatNotOpen()
     const comment = input.comment ?? null
     const [replaced] = await tx<(CsatRecord & { open: boolean })[]>`
       SELECT ${tx.unsafe(CSAT_COLUMNS)}, created_at > now() - make_interval(days => ${CSAT_REPLACE_DAYS}) AS open

@@ -142,7 +142,7 @@ t.test('conversation lists', async (t) => {
       ['/conversations?cursor=', 'cursor'],
       ['/conversations?status=OPEN', 'status'],
       ['/conversations?workspaceId=x', 'workspaceId'],
-      ['/conversations/Myconversation?status=PENDING', 'status'],
+      ['/conversations/Myconversation?status=WAITING', 'status'],
       ['/conversations/closed?limit=1000', 'limit'],
       ['/conversations/closed?sortBy=pinned', 'sortBy'],
     ]

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import type { App } from '../../src/app.js'
 import { build, seedGuest, seedWorkspace, type SeededWorkspace } from '../helper.js'
+import { sweepSnoozed } from '../../src/triage/wake.js'
 import { bruteForceCounts, startConversation } from './fixtures.js'
 
 /**
@@ -13,7 +14,9 @@ import { bruteForceCounts, startConversation } from './fixtures.js'
  */
 
 type Op =
-  | { k: 'guestMsg' | 'agentMsg' | 'seen' | 'visitorSeen' | 'close' | 'reopen' | 'delete' | 'unassign' | 'retry'; c: number }
+  | { k: 'guestMsg' | 'agentMsg' | 'seen' | 'visitorSeen' | 'close' | 'reopen' | 'delete' | 'unassign' | 'retry' | 'pending'; c: number }
+  | { k: 'snooze'; c: number; timed: boolean }
+  | { k: 'wake'; c: number }
   | { k: 'assign'; c: number; a: number }
   | { k: 'create'; g: number }
   | { k: 'reconcile' }
@@ -32,6 +35,11 @@ const single: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ k: fc.constant('unassign' as const), c: conv }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('create' as const), g: fc.nat({ max: 2 }) }) },
   { weight: 1, arbitrary: fc.constant({ k: 'reconcile' as const }) },
+  // Section 17: PENDING and SNOOZED leave the counts; a guest message, a reopen or a timed
+  // wake-up (the sweep, run at once on a snooze made due) brings them back.
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('pending' as const), c: conv }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('snooze' as const), c: conv, timed: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('wake' as const), c: conv }) },
 )
 /** A step is one operation, or several sent at once. */
 const step = fc.oneof(
@@ -116,6 +124,22 @@ async function run(app: App, w: World, op: Op): Promise<{ op: Op; status: number
     case 'reconcile':
       res = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: w.ws.owner.headers })
       break
+    case 'pending':
+      res = await app.inject({ method: 'PATCH', url: url(op.c, 'pending'), headers: member })
+      break
+    case 'snooze': {
+      const until = op.timed ? new Date(Date.now() + 3600_000).toISOString() : null
+      res = await app.inject({ method: 'PATCH', url: url(op.c, 'snooze'), headers: member, payload: { until } })
+      break
+    }
+    case 'wake': {
+      // Makes a timed snooze due now and sweeps, as a replica's timer would.
+      await app.deps.sql`UPDATE conversations SET snoozed_until = now() - interval '1 second'
+                         WHERE id = ${pick(op.c).id} AND status = 'SNOOZED' AND snoozed_until IS NOT NULL`
+      await sweepSnoozed(app.deps)
+      res = { statusCode: 200, body: '' }
+      break
+    }
   }
   return { op, status: res.statusCode, body: res.body }
 }

@@ -45,6 +45,13 @@ for (const shortcut of ['hello', 'help']) {
   const res = await app.inject({ method: 'POST', url: '/canned-responses', headers: ws.admin.headers, payload: { shortcut, title: shortcut, body: `${shortcut} there`, scope: 'workspace' } })
   if (res.statusCode !== 201) throw new Error(`canned: ${res.statusCode} ${res.body}`)
 }
+// Section 17: two saved views (the second a cursor's "other params").
+const views: string[] = []
+for (const filters of [{ status: 'active' }, { status: 'active', assignee: 'me' }]) {
+  const res = await app.inject({ method: 'POST', url: '/views', headers: ws.agent.headers, payload: { name: `v${views.length}`, filters } })
+  if (res.statusCode !== 201) throw new Error(`view: ${res.statusCode} ${res.body}`)
+  views.push(res.json().id)
+}
 for (const [i, at] of [nowS() - 100, nowS() - 50].entries()) {
   const res = await postA(app, eventA('invoice.paid', { id: `in_cursor_${i}`, amount_paid: 100, currency: 'gbp', metadata: { workspaceId: ws.workspaceId } }, { created: at }))
   if (res.statusCode !== 200) throw new Error(`payment: ${res.statusCode} ${res.body}`)
@@ -81,6 +88,13 @@ const lists: List[] = [
   { name: 'GET /canned-responses', url: '/canned-responses?limit=1', headers: ws.agent.headers, otherParams: { url: '/canned-responses?limit=1&scope=workspace' } },
   { name: 'GET /canned-responses?q (the picker)', url: '/canned-responses?limit=1&q=hel', headers: ws.agent.headers, otherParams: { url: '/canned-responses?limit=1&q=he' } },
   { name: 'GET /billing/payments', url: '/billing/payments?limit=1', headers: ws.owner.headers, otherParams: { url: '/billing/payments?limit=1', headers: other.owner.headers } },
+  {
+    name: 'GET /conversations?sortBy=priority',
+    url: '/conversations?limit=1&sortBy=priority',
+    headers: ws.agent.headers,
+    otherParams: { url: '/conversations?limit=1&sortBy=priority&priority=none' },
+  },
+  { name: 'GET /views/:id/conversations', url: `/views/${views[0]}/conversations?limit=1`, headers: ws.agent.headers, otherParams: { url: `/views/${views[1]}/conversations?limit=1` } },
   { name: 'GET /conversations/search', url: '/conversations/search?limit=1&q=Gina', headers: ws.agent.headers, otherParams: { url: '/conversations/search?limit=1&q=Cursor' } },
 ]
 

@@ -45,6 +45,9 @@ const SPECIAL: Record<string, string> = {
     'multipart/form-data: generated forms (parts in any order, hostile names, filenames and types, foreign ids, cut short, wrong boundary) besides the JSON bodies; /media/{id} gets the seeded uploads as ids',
   'DELETE /teams/{id}': 'destructive: runs after every other operation (ids: two seeded teams, one auto-assigning)',
   'DELETE /auth/members/{userId}': 'destructive: runs last; valid userIds are the agent and a spare member, never the calling owner',
+  'DELETE /labels/{id}': 'destructive: runs after every other operation (ids: two seeded labels)',
+  'DELETE /views/{id}': 'destructive: runs after every other operation (ids: a workspace, an owner-personal and an agent-personal view)',
+  'POST /conversations/bulk': 'its delete action is destructive: runs with the DELETE operations, after every other one',
 }
 
 /** 5xx answers the contract defines (a dependency or configuration missing), by code. */
@@ -76,7 +79,7 @@ function operationsOf(doc: any): Operation[] {
       })
     }
   }
-  const last = (o: Operation) => (o.method === 'DELETE' ? 1 : 0)
+  const last = (o: Operation) => (o.method === 'DELETE' || o.key === 'POST /conversations/bulk' ? 1 : 0)
   return ops.sort((a, b) => last(a) - last(b) || a.key.localeCompare(b.key))
 }
 
@@ -229,6 +232,9 @@ interface World {
   /** Canned responses (workspace and personal) and mentions (of the owner and of the agent). */
   canned: string[]
   mentions: string[]
+  /** Labels and saved views (section 17). */
+  labels: string[]
+  views: string[]
   /** Uploaded files (one pending, one attached): the ids of /media/{id}. */
   attachments: string[]
   /** Teams (one manual, one round_robin with the agent in it). */
@@ -243,6 +249,8 @@ function pathPool(world: World, op: Operation, name: string): string[] {
   if (name === 'id' && op.path.startsWith('/channels')) return [world.ws.channelId]
   if (name === 'id' && op.path.startsWith('/canned-responses')) return world.canned
   if (name === 'id' && op.path.startsWith('/mentions')) return world.mentions
+  if (name === 'id' && op.path.startsWith('/labels')) return world.labels
+  if (name === 'id' && op.path.startsWith('/views')) return world.views
   if (name === 'id' && op.path.startsWith('/media')) return world.attachments
   if (name === 'id' && op.path.startsWith('/teams')) return world.teams
   if (name === 'id') return world.conversations
@@ -250,7 +258,7 @@ function pathPool(world: World, op: Operation, name: string): string[] {
 }
 
 function caseArb(op: Operation, world: World): fc.Arbitrary<Case> {
-  const ids = [...world.conversations, world.guest.guestId, world.ws.channelId, world.ws.workspaceId]
+  const ids = [...world.conversations, world.guest.guestId, world.ws.channelId, world.ws.workspaceId, ...world.labels]
   const pathArbs = op.params
     .filter((p) => p.in === 'path')
     .map((p) =>
@@ -492,6 +500,16 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     await app.inject({ method: 'POST', url: `/conversations/${conversations[0]}/messages`, headers: author.headers, payload: { body: 'note', private: true, mentions: [mentioned.userId] } })
   }
   const mentions = (await app.deps.sql<{ id: string }[]>`SELECT id FROM mentions`).map((r) => r.id)
+  const labels: string[] = []
+  for (const name of ['fuzz-a', 'fuzz-b']) {
+    labels.push((await app.inject({ method: 'POST', url: '/labels', headers: ws.owner.headers, payload: { name, color: '#abcdef' } })).json().id)
+  }
+  await app.inject({ method: 'PUT', url: `/conversations/${conversations[0]}/labels`, headers: ws.owner.headers, payload: { labelIds: labels } })
+  const views: string[] = []
+  for (const [scope, headers] of [['workspace', ws.owner.headers], ['personal', ws.owner.headers], ['personal', ws.agent.headers]] as const) {
+    const res = await app.inject({ method: 'POST', url: '/views', headers, payload: { name: `fuzz ${views.length}`, scope, filters: { labelIds: [labels[0]], status: 'active' } } })
+    views.push(res.json().id)
+  }
   const uploaded: string[] = []
   for (const data of [FILE_BYTES[0]!, FILE_BYTES[1]!]) {
     const boundary = 'seedBoundary'
@@ -519,6 +537,8 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     spareMember,
     canned,
     mentions,
+    labels,
+    views,
     attachments: uploaded,
     teams,
   }

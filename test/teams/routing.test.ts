@@ -138,3 +138,23 @@ t.test('a member coming online through a real gateway gets the queued conversati
   await until(async () => updates.some((u) => u.conversation.id === c2.id && JSON.stringify(u.conversation.queue) === JSON.stringify({ position: 1, estimatedWaitSeconds: null })), 2000)
   t.pass('the visitor heard of the assignment and of its new place')
 })
+
+t.test('an assigned conversation turning PENDING frees its slot: the queued one is assigned (trigger, no sweep)', async (t) => {
+  const { app, redisPrefix } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const ws = await seedWorkspace(app)
+  const team = await createTeam(app, ws.admin, { name: 'One slot', assignment: 'round_robin', capacity: 1 })
+  await setDefaultTeam(app, ws, team.id)
+  await addToTeam(app, ws.admin, team.id, ws.agent.userId)
+  await presenceOf(app, redisPrefix).online(ws.workspaceId, ws.agent.userId)
+  const guest = await seedGuest(app, ws)
+  const first = await startConversation(app, guest)
+  const second = await startConversation(app, guest)
+  const agentOf = async (id: string) =>
+    (await app.deps.sql<{ agent: string | null }[]>`SELECT assigned_agent_id AS agent FROM conversations WHERE id = ${id}`)[0].agent
+  await until(async () => (await agentOf(first.id)) === ws.agent.userId, 2000)
+  t.equal(await agentOf(second.id), null, 'capacity 1: the second waits')
+  const pending = await patch(app, ws.agent.headers, first.id, 'pending')
+  t.equal(pending.json().status, 'PENDING')
+  await until(async () => (await agentOf(second.id)) === ws.agent.userId, 2000)
+  t.pass('the second was assigned once the first turned PENDING (PENDING does not count toward capacity)')
+})

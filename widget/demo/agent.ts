@@ -12,6 +12,7 @@ interface Conversation {
   status: string
   unreadCount: number
   lastMessagePreview: string | null
+  labels?: { id: string; name: string }[]
 }
 interface Message {
   id: string
@@ -125,7 +126,8 @@ async function showThread(): Promise<void> {
   const id = state.current!
   const messages = await api<{ data: Message[] }>('GET', `/conversations/${id}/messages?limit=100`)
   const c = await api<Conversation>('GET', `/conversations/${id}`)
-  $('conversation-title').textContent = `${c.guest.name} (${c.status})`
+  const labels = (c.labels ?? []).map((l) => ` [${l.name}]`).join('')
+  $('conversation-title').textContent = `${c.guest.name} (${c.status})${labels}`
   $('thread').replaceChildren(
     ...messages.data.map((m) => {
       const files = (m.attachments ?? []).map((a) => ` [${a.filename}]`).join('')
@@ -157,6 +159,32 @@ $('reply-form').addEventListener('submit', (e) => {
 $('close').addEventListener('click', () => {
   if (!state.current) return
   void api('PATCH', `/conversations/${state.current}/close`)
+    .then(() => {
+      state.current = undefined
+      $('conversation').hidden = true
+      return refresh()
+    })
+    .catch((err: Error) => status(err.message))
+})
+
+/** Section 17 in the pane: a "VIP" label (made on first use) added to the conversation's labels. */
+$('label-vip').addEventListener('click', () => {
+  const id = state.current
+  if (!id) return
+  void (async () => {
+    const labels = await api<{ data: { id: string; name: string }[] }>('GET', '/labels')
+    const vip = labels.data.find((l) => l.name.toLowerCase() === 'vip') ?? (await api<{ id: string; name: string }>('POST', '/labels', { name: 'VIP', color: '#bf8700' }))
+    const c = await api<Conversation>('GET', `/conversations/${id}`)
+    const ids = [...new Set([...(c.labels ?? []).map((l) => l.id), vip.id])]
+    await api('PUT', `/conversations/${id}/labels`, { labelIds: ids })
+    await refresh()
+  })().catch((err: Error) => status(err.message))
+})
+
+/** Snoozed for an hour: it leaves the open list and comes back when the hour is up or the guest writes. */
+$('snooze').addEventListener('click', () => {
+  if (!state.current) return
+  void api('PATCH', `/conversations/${state.current}/snooze`, { until: new Date(Date.now() + 3600_000).toISOString() })
     .then(() => {
       state.current = undefined
       $('conversation').hidden = true

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto'
+import t from 'tap'
+import { build, seedGuest, seedWorkspace } from '../helper.js'
+import { listenEvents, startConversation } from '../conversations/fixtures.js'
+
+/** POST /conversations/bulk (API.md section 17). */
+
+t.test('bulk: result rows in order, each as the single route, counters, events and analytics as singles', async (t) => {
+  const { app, redisPrefix } = await build(t)
+  const events = await listenEvents(t, redisPrefix)
+  const ws = await seedWorkspace(app)
+  const other = await seedWorkspace(app, 'Other')
+  const guest = await seedGuest(app, ws)
+  const convs = []
+  for (let i = 0; i < 4; i++) {
+    const c = await startConversation(app, guest)
+    await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload: { body: 'help' } })
+    convs.push(c.id)
+  }
+  const foreign = await startConversation(app, await seedGuest(app, other))
+  const bulk = (headers: Record<string, string>, payload: object) => app.inject({ method: 'POST', url: '/conversations/bulk', headers, payload })
+  const unread = async () => (await app.inject({ method: 'GET', url: '/conversations/unread-count', headers: ws.agent.headers })).json()
+  t.match(await unread(), { total: 4 })
+
+  // Already closed before: the bulk close changes nothing for it (200, as the single route).
+  await app.inject({ method: 'PATCH', url: `/conversations/${convs[3]}/close`, headers: ws.agent.headers })
+  await events.settle()
+  events.clear()
+  const ids = [convs[0], foreign.id, 'not-a-uuid', convs[1], randomUUID(), convs[3]]
+  const res = await bulk(ws.agent.headers, { ids, action: 'close' })
+  t.equal(res.statusCode, 200, res.body)
+  t.same(res.json().results, [
+    { id: convs[0], statusCode: 200 },
+    { id: foreign.id, statusCode: 404, code: 'CONVERSATION_NOT_FOUND' },
+    { id: 'not-a-uuid', statusCode: 404, code: 'CONVERSATION_NOT_FOUND' },
+    { id: convs[1], statusCode: 200 },
+    { id: ids[4], statusCode: 404, code: 'CONVERSATION_NOT_FOUND' },
+    { id: convs[3], statusCode: 200 },
+  ])
+  const rows = await app.deps.sql<{ id: string; status: string }[]>`SELECT id, status FROM conversations WHERE id = ANY(${[...convs, foreign.id]}::uuid[])`
+  const status = Object.fromEntries(rows.map((r) => [r.id, r.status]))
+  t.same([status[convs[0]], status[convs[1]], status[convs[2]], status[foreign.id]], ['RESOLVED', 'RESOLVED', 'OPEN', 'OPEN'])
+  t.match(await unread(), { total: 1 }, 'counters moved as two single closes would')
+  await events.settle()
+  const updates = events.events.filter((e) => e.event === 'conversation:updated').map((e) => e.payload.conversation.id)
+  t.same(updates, [convs[0], convs[1]], 'one conversation:updated per changed conversation, in order; none for the unchanged one')
+  const [{ n }] = await app.deps.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM metric_events WHERE workspace_id = ${ws.workspaceId} AND kind = 'conversation_resolved'`
+  t.equal(n, 3, 'one resolution sample per close, as singles (two bulk + the earlier single)')
+
+  // Labels, priority, snooze, pending, assign, reopen.
+  const label = (await app.inject({ method: 'POST', url: '/labels', headers: ws.admin.headers, payload: { name: 'billing', color: '#111111' } })).json()
+  t.same((await bulk(ws.agent.headers, { ids: convs, action: 'labels:add', labelIds: [label.id] })).json().results.map((r: { statusCode: number }) => r.statusCode), [200, 200, 200, 200])
+  const [{ k }] = await app.deps.sql<{ k: number }[]>`SELECT count(*)::int AS k FROM conversations WHERE label_ids @> ${[label.id]}::uuid[]`
+  t.equal(k, 4)
+  await bulk(ws.agent.headers, { ids: [convs[0]], action: 'labels:remove', labelIds: [label.id] })
+  t.same((await app.inject({ method: 'GET', url: `/conversations/${convs[0]}`, headers: ws.agent.headers })).json().labels, [])
+  await bulk(ws.agent.headers, { ids: [convs[2]], action: 'priority', priority: 'high' })
+  await bulk(ws.agent.headers, { ids: [convs[2]], action: 'assign', agentId: ws.admin.userId })
+  await bulk(ws.agent.headers, { ids: [convs[2]], action: 'snooze', until: null })
+  t.match((await app.inject({ method: 'GET', url: `/conversations/${convs[2]}`, headers: ws.agent.headers })).json(), {
+    status: 'SNOOZED',
+    priority: 'high',
+    assignedAgentId: ws.admin.userId,
+    labels: [{ name: 'billing' }],
+  })
+  t.match(await unread(), { total: 0 })
+  await bulk(ws.agent.headers, { ids: [convs[0], convs[2]], action: 'reopen' })
+  t.match(await unread(), { total: 2 })
+  const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })
+  t.equal(rec.json().corrected, false)
+})
+
+t.test('bulk: 403 for the whole request without the action permission; 400 before anything changes', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const a = (await startConversation(app, guest)).id
+  const b = (await startConversation(app, guest)).id
+  const bulk = (headers: Record<string, string>, payload: object) => app.inject({ method: 'POST', url: '/conversations/bulk', headers, payload })
+  const live = async () => (await app.deps.sql`SELECT id FROM conversations WHERE deleted_at IS NULL AND id = ANY(${[a, b]}::uuid[])`).length
+
+  const denied = await bulk(ws.agent.headers, { ids: [a, b], action: 'delete' })
+  t.equal(denied.statusCode, 403, 'an agent has no conversations:delete')
+  t.equal(denied.json().code, 'FORBIDDEN')
+  t.equal(await live(), 2)
+
+  const cases: [object, string][] = [
+    [{ ids: [a, b], action: 'snooze', until: new Date(Date.now() - 1000).toISOString() }, 'VALIDATION_ERROR'],
+    [{ ids: [a, b], action: 'snooze' }, 'VALIDATION_ERROR'],
+    [{ ids: [a, b], action: 'assign', agentId: 'nobody' }, 'INVALID_AGENT'],
+    [{ ids: [a, b], action: 'labels:add', labelIds: [randomUUID()] }, 'INVALID_LABEL'],
+    [{ ids: [a, b], action: 'close', agentId: ws.agent.userId }, 'VALIDATION_ERROR'],
+    [{ ids: [a, b], action: 'archive' }, 'VALIDATION_ERROR'],
+    [{ ids: [], action: 'close' }, 'VALIDATION_ERROR'],
+    [{ ids: Array.from({ length: 101 }, () => a), action: 'close' }, 'VALIDATION_ERROR'],
+    [{ ids: [a], action: 'priority' }, 'VALIDATION_ERROR'],
+  ]
+  for (const [payload, code] of cases) {
+    const res = await bulk(ws.owner.headers, payload)
+    t.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 80))
+    t.equal(res.json().code, code)
+  }
+  const [row] = await app.deps.sql`SELECT count(*)::int AS n FROM conversations WHERE status = 'OPEN' AND id = ANY(${[a, b]}::uuid[])`
+  t.equal(row.n, 2, 'nothing changed')
+
+  const del = await bulk(ws.owner.headers, { ids: [a, a], action: 'delete' })
+  t.same(del.json().results, [
+    { id: a, statusCode: 204 },
+    { id: a, statusCode: 404, code: 'CONVERSATION_NOT_FOUND' },
+  ], 'a repeated id is applied twice, in order, as two single calls: the second delete is a 404')
+  t.equal(await live(), 1)
+  t.equal((await app.inject({ method: 'POST', url: '/conversations/bulk', headers: guest.headers, payload: { ids: [b], action: 'close' } })).statusCode, 401)
+})
