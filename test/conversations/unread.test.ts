@@ -74,7 +74,7 @@ t.test('unread-count follows every operation', async (t) => {
     t.same(await unreadCount(app, ws), zero, 'a new conversation is not unread')
     await send(app, guest.headers, a.id, 'one')
     await send(app, guest.headers, a.id, 'two')
-    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 2, byChannel: { [ws.channelId]: 1 } })
+    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 2, byChannel: { [ws.channelId]: 1 }, byTeam: {} })
     await send(app, ws.agent.headers, a.id, 'reply')
     t.same((await unreadCount(app, ws)).messages, 2, 'agent messages are not unread')
   })
@@ -84,34 +84,34 @@ t.test('unread-count follows every operation', async (t) => {
 
   await t.test('a conversation on another channel counts in its own byChannel entry', async (t) => {
     await send(app, g2headers, b.id, 'other channel')
-    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } })
+    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} })
   })
 
   await t.test('assign, reassign and unassign move it between mine and unassigned', async (t) => {
     await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.agent.userId })
-    t.same(await unreadCount(app, ws), { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'assign: mine for the agent')
+    t.same(await unreadCount(app, ws), { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'assign: mine for the agent')
     t.equal((await unreadCount(app, ws, ws.admin)).mine, 0, 'not mine for another member')
     await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.admin.userId })
     t.equal((await unreadCount(app, ws, ws.admin)).mine, 1, 'reassign moves it')
     t.equal((await unreadCount(app, ws)).mine, 0)
     await patch(app, ws.admin.headers, a.id, 'unassign-agent')
-    t.same(await unreadCount(app, ws, ws.admin), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'unassign')
+    t.same(await unreadCount(app, ws, ws.admin), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'unassign')
   })
 
   await t.test('close leaves the counts, reopen and a guest message bring it back', async (t) => {
     await patch(app, ws.agent.headers, a.id, 'close')
-    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'close leaves the counts')
+    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 }, byTeam: {} }, 'close leaves the counts')
     t.equal((await app.inject({ method: 'GET', url: `/conversations/${a.id}`, headers: ws.agent.headers })).json().unreadCount, 2, 'but keeps its unreadCount')
     await patch(app, ws.agent.headers, a.id, 'reopen')
-    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'reopen brings it back')
+    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'reopen brings it back')
     await patch(app, ws.agent.headers, a.id, 'close')
     await send(app, guest.headers, a.id, 'three')
-    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 4, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'a guest message reopens and counts')
+    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 4, byChannel: { [ws.channelId]: 1, [ch2]: 1 }, byTeam: {} }, 'a guest message reopens and counts')
   })
 
   await t.test("a member's mark-seen clears it, a visitor's does not; pin changes nothing; delete clears it", async (t) => {
     await patch(app, ws.agent.headers, a.id, 'mark-seen')
-    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'mark seen')
+    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 }, byTeam: {} }, 'mark seen')
     await patch(app, g2headers, b.id, 'mark-seen')
     t.equal((await unreadCount(app, ws)).total, 1, 'a visitor mark-seen does not touch the agents counts')
 
