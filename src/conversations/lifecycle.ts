@@ -99,10 +99,14 @@ export async function mutateConversation<T = undefined>(
   const { row, m } = out
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
-    if (out.conversation) {
-      // Members and the visitor each get the conversation as they may see it (conversationFor).
+    const outside = out.conversation && conversationFor(out.conversation, 'outside')
+    if (out.conversation && outside && (outside.labels.length !== out.conversation.labels.length || outside.priority !== out.conversation.priority)) {
+      // Members and the visitor each get the conversation as they may see it (conversationFor);
+      // one publish to both rooms when the two views are the same.
       ctx.events.publish([rooms.workspace(row.workspaceId)], 'conversation:updated', { conversation: out.conversation })
-      ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: conversationFor(out.conversation, 'outside') })
+      ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: outside })
+    } else if (out.conversation) {
+      ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', { conversation: out.conversation })
     } else {
       ctx.events.publish([rooms.workspace(row.workspaceId), rooms.guest(row.guestId)], 'conversation:updated', { conversation: { id: row.id, deleted: true } })
     }
