@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { memberVerifierOf } from '../src/auth/tokens.js'
 import type { Deps } from '../src/context.js'
 import { createDeps } from '../src/deps.js'
 
@@ -16,10 +17,12 @@ declare module 'fastify' {
  */
 export default fp(
   async (app) => {
-    const runtime = await createDeps(app.config, app.log)
+    // Member tokens through @fastify/jwt (plugins/jwt.ts), checked like the gateway's.
+    const memberTokens = memberVerifierOf((token) => app.jwt.verify(token))
+    const runtime = await createDeps(app.config, app.log, { memberTokens })
     app.decorate('deps', runtime.deps)
     app.addHook('preClose', () => runtime.drain())
     app.addHook('onClose', () => runtime.close())
   },
-  { name: 'deps', dependencies: ['config'] },
+  { name: 'deps', dependencies: ['config', 'jwt'] },
 )

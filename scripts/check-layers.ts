@@ -17,11 +17,17 @@
  * 8. Error codes are minted in src/errors.ts only: elsewhere no `new AppError(`, and no
  *    SCREAMING_SNAKE literal as a code (an argument of an errors.ts factory or of `new XError(`,
  *    or a `code:` property). Reading a code (`err.code === 'X'`) is fine.
+ * 9. The design card's Fastify packages do their one job (docs/architecture.md, "The design
+ *    card's packages"): member tokens are verified through ctx.memberTokens (plugins/jwt.ts), so
+ *    nothing calls @fastify/jwt's request.jwtVerify/jwtDecode or reply.jwtSign and routes never
+ *    reach `app.jwt`; errors come from src/errors.ts, so nothing uses @fastify/sensible's
+ *    httpErrors, its reply helpers (`reply.notFound()`, ...), `app.assert` or `app.to`.
  * Exits 1 naming each offending import.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { httpErrors } from '@fastify/sensible'
 import ts from 'typescript'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -222,6 +228,33 @@ export function codeLiterals(): string[] {
   return out
 }
 
+/** @fastify/sensible's error helpers, decorated on the reply under these names (rule 9). */
+const SENSIBLE_ERRORS = new Set([...Object.keys(httpErrors), 'assert', 'to'])
+/** The Fastify objects those helpers hang on, as routes and plugins name them. */
+const FASTIFY_OBJECTS = new Set(['reply', 'app', 'fastify', 'instance', 'this'])
+
+/** Rule 9: where `file` uses a second way to verify a token or to make an error, one line each. */
+export function cardHelperViolations(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const out: string[] = []
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertyAccessExpression(node)) {
+      const name = node.name.text
+      const on = node.expression.kind === ts.SyntaxKind.ThisKeyword ? 'this' : ts.isIdentifier(node.expression) ? node.expression.text : ''
+      const { line } = source.getLineAndCharacterOfPosition(node.getStart(source))
+      const where = `${file}:${line + 1}: \`${node.getText(source)}\``
+      if (['jwtVerify', 'jwtDecode', 'jwtSign'].includes(name)) out.push(`${where}: member tokens are verified through ctx.memberTokens (plugins/jwt.ts)`)
+      else if (name === 'jwt' && file.startsWith('routes/')) out.push(`${where}: routes never reach @fastify/jwt (ctx.memberTokens)`)
+      else if (name === 'httpErrors' || name === 'getHttpError' || (SENSIBLE_ERRORS.has(name) && FASTIFY_OBJECTS.has(on) && ts.isCallExpression(node.parent))) {
+        out.push(`${where}: @fastify/sensible's errors are not used (errors come from ${CODE_HOME})`)
+      }
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return out
+}
+
 /** Every broken rule in the repository, one line each. */
 export function checkLayers(): string[] {
   const problems: string[] = []
@@ -232,6 +265,9 @@ export function checkLayers(): string[] {
         if (why) problems.push(`${file}: imports '${specifier}': ${why}`)
       }
     }
+  }
+  for (const dir of ['src', 'plugins', 'routes']) {
+    for (const file of files(dir)) problems.push(...cardHelperViolations(file, readFileSync(join(root, file), 'utf8')))
   }
   return [...problems, ...importCycles(), ...codeLiterals()]
 }

@@ -16,8 +16,10 @@ import docsPlugin from '../plugins/docs.js'
 import errorsPlugin from '../plugins/errors.js'
 import gatewayPlugin from '../plugins/gateway.js'
 import inputPlugin from '../plugins/input.js'
+import jwtPlugin from '../plugins/jwt.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 import requestLogPlugin from '../plugins/request-log.js'
+import sensiblePlugin from '../plugins/sensible.js'
 
 // Route folders are .ts under tsx (dev, tests) and .js in the compiled build: tell autoload.
 if (import.meta.url.endsWith('.ts')) process.env.FASTIFY_AUTOLOAD_TYPESCRIPT = '1'
@@ -61,12 +63,14 @@ export async function buildApp(opts: BuildOptions = {}) {
   await app.register(requestLogPlugin)
   await app.register(errorsPlugin)
   await app.register(inputPlugin)
+  await app.register(jwtPlugin)
   await app.register(depsPlugin)
   await app.register(gatewayPlugin)
   await app.register(rateLimitPlugin)
   await app.register(authPlugin)
   await app.register(corsPlugin)
   await app.register(compressPlugin)
+  await app.register(sensiblePlugin)
   await app.register(docsPlugin)
 
   // routes/<a>/<b>/*.ts serves /<a>/<b>/...

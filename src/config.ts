@@ -31,8 +31,19 @@ export const ConfigSchema = Type.Object({
    */
   DATABASE_SEARCH_POOL_MAX: Type.Integer({ minimum: 1, maximum: 50, default: 2 }),
   MIGRATE_ON_START: Type.Boolean({ default: true }),
-  /** A Redis URL, or `memory:` (the default): single-process mode, gateway, limits and presence in this process (src/mode.ts). */
-  REDIS_URL: Type.String({ pattern: '^(rediss?://|memory:$)', default: 'memory:' }),
+  /**
+   * `transaction` when DATABASE_URL is a pooler in transaction mode (PgBouncer): no named prepared
+   * statements, the search pool's settings per transaction (docs/scaling.md).
+   */
+  DATABASE_POOLER: Type.Union([Type.Literal('none'), Type.Literal('transaction')], { default: 'none' }),
+  /** A session connection for migrations (and pg-boss's schema) when DATABASE_URL is a pooler; default DATABASE_URL. */
+  DATABASE_MIGRATION_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /** A streaming replica for searches, analytics, the CSV export and the visitors list (src/db/replica.ts). */
+  DATABASE_READ_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /** Replay lag (seconds) past which those reads go back to the primary. */
+  DATABASE_READ_MAX_LAG_S: Type.Number({ minimum: 0, maximum: 3600, default: 10 }),
+  /** A Redis URL, a cluster's nodes (`redis-cluster://host:port,host:port`), or `memory:` (the default): single-process mode, gateway, limits and presence in this process (src/mode.ts). */
+  REDIS_URL: Type.String({ pattern: '^(rediss?://|redis-cluster://|memory:$)', default: 'memory:' }),
   /** Development state: the embedded database (`pg/`) and generated development secrets (`secrets.json`). */
   PARLEY_DIR: Type.String({ minLength: 1, default: '.parley' }),
   /** The embedded database's port on 127.0.0.1 (0: a free port at each start). */

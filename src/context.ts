@@ -6,6 +6,7 @@ import type { Config } from './config.js'
 import type { ProviderBVerifier } from './billing/provider-b.js'
 import type { CursorCodec } from './cursor.js'
 import type { Pool } from './db/client.js'
+import type { Reads } from './db/replica.js'
 import { internalError } from './errors.js'
 import type { EventPublisher } from './events.js'
 import type { Jobs } from './jobs.js'
@@ -27,6 +28,8 @@ export interface Deps {
   sql: Pool
   /** The search pool (DATABASE_SEARCH_POOL_MAX): expensive reads queue here, not in `sql`. */
   searchSql: Pool
+  /** Lag-tolerant reads (search, analytics, the CSV export, the visitors list): the replica or these pools (src/db/replica.ts). */
+  reads: Reads
   /**
    * What processes share, Redis or this process's memory (src/mode.ts). Infrastructure only
    * (health, rate-limit store, the attached gateway); domain code uses `events` and `presence`.

@@ -1,13 +1,14 @@
 import { createThumbnailMaker } from './attachments/thumbnails.js'
 import { ChannelSessions } from './auth/channel-sessions.js'
 import { MemberDirectory } from './auth/members.js'
-import { createMemberVerifier, createVisitorTokens } from './auth/tokens.js'
+import { createMemberVerifier, createVisitorTokens, type MemberVerifier } from './auth/tokens.js'
 import type { Config } from './config.js'
 import type { Deps } from './context.js'
 import type { Log } from './logger.js'
 import { createProviderBVerifier } from './billing/provider-b.js'
 import { createCursorCodec } from './cursor.js'
 import { createSql } from './db/client.js'
+import { primaryReads, replicaReads } from './db/replica.js'
 import { createJobs } from './jobs.js'
 import { createMailer } from './mail.js'
 import { createSharedState } from './mode.js'
@@ -29,11 +30,17 @@ export interface Runtime {
  * wraps this), a script, the benchmark or a test hands to domain code. Start-up needs PostgreSQL
  * (jobs) and, unless in single-process mode, Redis (src/mode.ts chooses); with JOBS_WORKER this
  * process also runs the queues' workers. DATABASE_URL is a postgres:// URL here: an embedded
- * database was started by the entry point (src/mode.ts, provideDatabase).
+ * database was started by the entry point (src/mode.ts, provideDatabase). The API passes its
+ * member verifier (plugins/jwt.ts).
  */
-export async function createDeps(config: Config, log: Log): Promise<Runtime> {
-  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
-  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, SEARCH_SESSION)
+export async function createDeps(config: Config, log: Log, parts: { memberTokens?: MemberVerifier } = {}): Promise<Runtime> {
+  // Behind a transaction pooler: no named statements, and the search settings per transaction
+  // (src/search/search.ts runSearch), since PgBouncer refuses unknown startup parameters.
+  const pooled = config.DATABASE_POOLER === 'transaction'
+  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX, {}, !pooled)
+  const searchSettings = pooled ? {} : SEARCH_SESSION
+  const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, searchSettings, !pooled)
+  const reads = config.DATABASE_READ_URL ? replicaReads(config, sql, searchSql, log, { prepare: !pooled, searchSettings }) : primaryReads(sql, searchSql)
   const mailer = createMailer(config, log)
   let jobs
   let shared
@@ -41,7 +48,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     shared = await createSharedState(config, log)
     jobs = await createJobs(config, log, queues)
   } catch (err) {
-    await Promise.allSettled([shared?.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
+    await Promise.allSettled([shared?.close(), reads.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
     mailer.close()
     throw err
   }
@@ -50,12 +57,14 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
     log,
     sql,
     searchSql,
+    reads,
     shared,
     events: shared.events,
     presence: shared.presence,
     jobs: jobs.jobs,
     mailer,
-    memberTokens: createMemberVerifier(config),
+    // The API's comes from @fastify/jwt (plugins/jwt.ts); elsewhere fast-jwt on the same options.
+    memberTokens: parts.memberTokens ?? createMemberVerifier(config),
     visitorTokens: createVisitorTokens(config),
     memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS),
     channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS),
@@ -80,7 +89,7 @@ export async function createDeps(config: Config, log: Log): Promise<Runtime> {
       mailer.close()
       deps.storage.close()
       await shared.close()
-      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
+      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 }), reads.close()])
     },
   }
 }

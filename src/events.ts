@@ -1,5 +1,5 @@
 import { Emitter } from '@socket.io/redis-emitter'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from './redis.js'
 import type { Server } from 'socket.io'
 import type { Log } from './logger.js'
 
@@ -29,7 +29,7 @@ export interface EventPublisher {
   publish(roomsToEmit: string[], event: EventName, payload: unknown): void
 }
 
-export function createPublisher(redis: Redis, prefix: string, log: Log): EventPublisher {
+export function createPublisher(redis: RedisClient, prefix: string, log: Log): EventPublisher {
   // The emitter fires publish() and drops the promise; this client catches it so a Redis outage
   // is a log line, not an unhandled rejection.
   const safeClient = {
@@ -39,7 +39,7 @@ export function createPublisher(redis: Redis, prefix: string, log: Log): EventPu
         return 0
       }),
   }
-  const emitter = new Emitter(safeClient as unknown as Redis, { key: socketIoKey(prefix) })
+  const emitter = new Emitter(safeClient as unknown as ConstructorParameters<typeof Emitter>[0], { key: socketIoKey(prefix) })
   return {
     publish(roomsToEmit, event, payload) {
       try {

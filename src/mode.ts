@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import { isEmbeddedDatabase, isSingleProcess, type Config } from './config.js'
 import type { Log } from './logger.js'
 import { startEmbeddedPostgres } from './db/embedded.js'
@@ -8,7 +7,7 @@ import { MemoryPresenceStore } from './gateway/memory-presence.js'
 import { presenceTimings } from './gateway/timings.js'
 import { redisPresenceReader, type PresenceReader } from './presence.js'
 import { createRateWindows, type RateWindows } from './rate-windows.js'
-import { closeRedis, createRedis, waitReady } from './redis.js'
+import { closeRedis, createRedis, presencePrefix, waitReady, type RedisClient } from './redis.js'
 
 /**
  * The one place that decides, at start, how this process runs (docs/deployment.md):
@@ -39,7 +38,7 @@ export async function provideDatabase(config: Config, log: Log): Promise<Provide
 /** Redis: shared with every replica and gateway. */
 export interface RedisState {
   kind: 'redis'
-  redis: Redis
+  redis: RedisClient
   events: EventPublisher
   presence: PresenceReader
   /** Counted in Redis, in this process while Redis fails (src/rate-windows.ts). */
@@ -81,7 +80,7 @@ export async function createSharedState(config: Config, log: Log): Promise<Share
     kind: 'redis',
     redis,
     events: createPublisher(redis, config.REDIS_PREFIX, log),
-    presence: redisPresenceReader(redis, config.REDIS_PREFIX),
+    presence: redisPresenceReader(redis, presencePrefix(config)),
     rateWindows: createRateWindows(config, redis, log),
     close: () => closeRedis(redis),
   }

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis'
 import type { PresenceStatus } from './db/schema.js'
+import type { RedisClient } from './redis.js'
 
 /**
  * Members' presence, kept in Redis by the gateway (src/gateway) and read by the API
@@ -43,7 +43,7 @@ export interface PresenceReader {
   pageVisits(guestId: string): Promise<PageVisit[]>
 }
 
-export function redisPresenceReader(redis: Redis, prefix: string): PresenceReader {
+export function redisPresenceReader(redis: RedisClient, prefix: string): PresenceReader {
   return {
     read: (workspaceId, userIds) => readPresence(redis, prefix, workspaceId, userIds),
     anyMemberOnline: (workspaceId) => anyMemberOnline(redis, prefix, workspaceId),
@@ -56,7 +56,7 @@ export function redisPresenceReader(redis: Redis, prefix: string): PresenceReade
 
 /** Presence of each of `userIds` (offline for anyone unknown). One round trip. */
 export async function readPresence(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   workspaceId: string,
   userIds: string[],
@@ -132,7 +132,7 @@ export function parseVisit(raw: string | null | undefined): PageVisit | null {
 }
 
 /** Online state and current page of each of `guestIds`. One round trip. */
-export async function readVisitorPresence(redis: Redis, prefix: string, guestIds: string[], now = Date.now()): Promise<Map<string, VisitorPresence>> {
+export async function readVisitorPresence(redis: RedisClient, prefix: string, guestIds: string[], now = Date.now()): Promise<Map<string, VisitorPresence>> {
   const out = new Map<string, VisitorPresence>()
   if (guestIds.length === 0) return out
   const pipeline = redis.pipeline()
@@ -153,7 +153,7 @@ export async function readVisitorPresence(redis: Redis, prefix: string, guestIds
  * the workspace's online set, less any whose sockets all expired (a dead gateway's, until the
  * sweep removes them). Two round trips whatever the number of visitors stored.
  */
-export async function readOnlineVisitors(redis: Redis, prefix: string, workspaceId: string, limit = ONLINE_VISITORS_MAX, now = Date.now()): Promise<string[]> {
+export async function readOnlineVisitors(redis: RedisClient, prefix: string, workspaceId: string, limit = ONLINE_VISITORS_MAX, now = Date.now()): Promise<string[]> {
   // A few extra cover entries a sweep has not removed yet.
   const ids = await redis.zrevrange(visitorPresenceKeys.online(prefix, workspaceId), 0, limit + 49)
   if (ids.length === 0) return []
@@ -164,12 +164,12 @@ export async function readOnlineVisitors(redis: Redis, prefix: string, workspace
 }
 
 /** Every online visitor id of the workspace (the /visitors `online` filter): one round trip. */
-export async function readOnlineVisitorSet(redis: Redis, prefix: string, workspaceId: string): Promise<string[]> {
+export async function readOnlineVisitorSet(redis: RedisClient, prefix: string, workspaceId: string): Promise<string[]> {
   return redis.zrange(visitorPresenceKeys.online(prefix, workspaceId), '0', '-1')
 }
 
 /** The guest's last page visits, newest first. */
-export async function readPageVisits(redis: Redis, prefix: string, guestId: string): Promise<PageVisit[]> {
+export async function readPageVisits(redis: RedisClient, prefix: string, guestId: string): Promise<PageVisit[]> {
   const raw = await redis.lrange(visitorPresenceKeys.pages(prefix, guestId), 0, PAGE_VISITS_KEPT - 1)
   return raw.map(parseVisit).filter((v): v is PageVisit => v !== null)
 }
@@ -179,7 +179,7 @@ export async function readPageVisits(redis: Redis, prefix: string, guestId: stri
  * the gateway last announced, one small hash per workspace. A member whose gateway died counts
  * until the sweep announces them offline, within the presence TTL.
  */
-export async function anyMemberOnline(redis: Redis, prefix: string, workspaceId: string): Promise<boolean> {
+export async function anyMemberOnline(redis: RedisClient, prefix: string, workspaceId: string): Promise<boolean> {
   const statuses = await redis.hvals(presenceKeys.state(prefix, workspaceId))
   return statuses.includes('online')
 }

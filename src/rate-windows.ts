@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
+import type { RedisClient } from './redis.js'
 import type { Log } from './logger.js'
 
 /**
@@ -42,7 +42,7 @@ declare module 'ioredis' {
 }
 
 /** One Redis counter per `<prefix><key>`, expiring with its window (one round trip per hit). */
-export function redisWindows(redis: Redis, prefix: string): RateWindows {
+export function redisWindows(redis: RedisClient, prefix: string): RateWindows {
   if (!redis.parleyRateLimit) redis.defineCommand('parleyRateLimit', { numberOfKeys: 1, lua: INCR_SCRIPT })
   return {
     async incr(key, windowMs) {
@@ -142,7 +142,7 @@ export function withFallback(primary: RateWindows, fallback: RateWindows, log: L
  * The one place the process chooses its windows: Redis with the in-process fallback when there is
  * a Redis client, the in-process windows alone when there is none (a single-process deployment).
  */
-export function createRateWindows(config: Config, redis: Redis | null, log: Log): RateWindows {
+export function createRateWindows(config: Config, redis: RedisClient | null, log: Log): RateWindows {
   if (!redis) return memoryWindows()
   return withFallback(redisWindows(redis, `${config.REDIS_PREFIX}rl:`), memoryWindows(), log)
 }

@@ -36,7 +36,8 @@ const fail = async (message: string) => {
 }
 
 try {
-  if (config.MIGRATE_ON_START) await runMigrations(database.url)
+  // Migrations need a session (advisory lock): DATABASE_MIGRATION_URL when DATABASE_URL is a pooler.
+  if (config.MIGRATE_ON_START) await runMigrations(config.DATABASE_MIGRATION_URL ?? database.url)
 } catch (err) {
   await fail(`Could not apply migrations to DATABASE_URL: ${(err as Error).message}`)
 }

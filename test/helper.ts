@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../src/redis.js'
 import { SignJWT } from 'jose'
 import { v7 as uuidv7 } from 'uuid'
 import { buildApp, type App } from '../src/app.js'
@@ -99,7 +99,7 @@ export async function build(
 }
 
 /** The app's Redis client (tests run in Redis mode: testEnv sets REDIS_URL). */
-export function redisOf(app: App): Redis {
+export function redisOf(app: App): RedisClient {
   const shared = app.deps.shared
   if (shared.kind !== 'redis') throw new Error('this app runs in single-process mode: no Redis')
   return shared.redis

@@ -4,6 +4,7 @@ import type { Config } from '../../src/config.js'
 import { createCursorCodec } from '../../src/cursor.js'
 import { contextFor, type Ctx, type Deps } from '../../src/context.js'
 import type { Pool } from '../../src/db/client.js'
+import { primaryReads } from '../../src/db/replica.js'
 
 /**
  * A context for calling domain code from a script that has only a pool and a configuration (the
@@ -25,6 +26,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     log: pino({ level: 'silent' }),
     sql,
     searchSql: sql,
+    reads: primaryReads(sql, sql),
     shared: absent('shared'),
     events: absent('events'),
     presence: absent('presence'),

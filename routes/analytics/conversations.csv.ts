@@ -26,7 +26,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       reply
         .header('content-type', 'text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="conversations.csv"')
-        .header('cache-control', 'private, no-store')
+        .cacheControl('private').cacheControl('no-store')
       // A stream bypasses the serializer; the 200 schema documents the file for OpenAPI.
       return reply.send(stream as unknown as string)
     },

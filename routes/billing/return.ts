@@ -19,7 +19,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request, reply) =>
-        reply.header('cache-control', 'no-store').redirect(checkoutReturnUrl(request.ctx, provider, request.query.status), 303),
+        reply.cacheControl('no-store').redirect(checkoutReturnUrl(request.ctx, provider, request.query.status), 303),
     )
   }
 }

@@ -29,7 +29,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         .header('content-type', file.contentType)
         .header('content-disposition', `attachment; filename="${file.filename}"`)
         .header('x-content-type-options', 'nosniff')
-        .header('cache-control', 'private, no-store')
+        .cacheControl('private').cacheControl('no-store')
       // An html transcript is inert even when opened inline: no script, no remote content.
       if (format === 'html') reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
       const stream = Readable.from(file.chunks, { objectMode: false })

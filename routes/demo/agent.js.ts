@@ -20,7 +20,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       assertDemoAllowed(request.ctx)
       const code = await demoAgentBundle()
-      return reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-store').send(code)
+      return reply.header('content-type', 'text/javascript; charset=utf-8').cacheControl('no-store').send(code)
     },
   )
 }

@@ -17,7 +17,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Html, ...errorResponses(404) },
       },
     },
-    async (request, reply) => reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(demoPage(request.ctx)),
+    async (request, reply) => reply.header('content-type', 'text/html; charset=utf-8').cacheControl('no-store').send(demoPage(request.ctx)),
   )
 }
 export default routes

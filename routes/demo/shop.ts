@@ -21,7 +21,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       assertDemoAllowed(request.ctx)
       const { hash } = await widgetBundle()
-      return reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(shopPage(request.ctx, request.query, hash))
+      return reply.header('content-type', 'text/html; charset=utf-8').cacheControl('no-store').send(shopPage(request.ctx, request.query, hash))
     },
   )
 }

@@ -24,11 +24,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       // The answer depends on x-channel-token (401 without the right one): a shared cache must
       // key on it, or it hands a token-protected channel's 200 to callers without the token.
       // Appended: CORS has already set Vary: Origin.
-      const vary = reply.getHeader('vary')
-      reply
-        .header('etag', etag)
-        .header('cache-control', 'public, max-age=30')
-        .header('vary', vary ? `${String(vary)}, x-channel-token` : 'x-channel-token')
+      reply.header('etag', etag).cacheControl('public').cacheControl('max-age', 30).vary('x-channel-token')
       if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
       return body
     },

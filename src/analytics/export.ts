@@ -1,7 +1,7 @@
 import { Readable, type Transform } from 'node:stream'
 import { stringify } from 'csv-stringify'
 import { memberOf, type Ctx } from '../context.js'
-import type { Pool } from '../db/client.js'
+import type { Reads } from '../db/replica.js'
 import { iso } from '../time.js'
 import { resolveRange, type RangeQuery } from './range.js'
 
@@ -54,11 +54,12 @@ interface Scope {
  * way). The first first response and the last close come from the conversation's metric events
  * (primary-key lookups); `agentId` narrows to the conversations assigned to that member.
  */
-export async function* csvRows(pool: Pool, s: Scope, batch = CSV_BATCH): AsyncGenerator<CsvRow> {
+export async function* csvRows(reads: Reads, s: Scope, batch = CSV_BATCH): AsyncGenerator<CsvRow> {
   let after: { t: string; id: string } | null = null
   for (;;) {
     // JIT off: see analyticsRead (src/analytics/aggregate.ts); the planner overestimates a batch.
-    const rows: (CsvRow & { rawCreatedAt: string })[] = await pool.begin(async (sql) => {
+    // Each batch on the read replica while it is online (src/db/replica.ts), else the primary.
+    const rows: (CsvRow & { rawCreatedAt: string })[] = await reads.run('main', (pool) => pool.begin(async (sql) => {
       await sql`SET LOCAL jit = off`
       return sql<(CsvRow & { rawCreatedAt: string })[]>`
       SELECT c.id, ch.name AS channel, g.name AS "guestName", m.name AS agent, c.status, c.created_at AS "rawCreatedAt",
@@ -80,7 +81,7 @@ export async function* csvRows(pool: Pool, s: Scope, batch = CSV_BATCH): AsyncGe
         ${after ? sql`AND (c.created_at, c.id) > (${after.t}::timestamptz, ${after.id}::uuid)` : sql``}
       ORDER BY c.created_at, c.id
       LIMIT ${batch}`
-    })
+    }))
     for (const r of rows) {
       yield {
         ...r,
@@ -117,7 +118,7 @@ export function csvCell(value: unknown): string {
 export async function conversationsCsv(ctx: Ctx, q: RangeQuery): Promise<Transform> {
   const { workspaceId } = memberOf(ctx)
   const range = await resolveRange(ctx.sql, q)
-  const rows = csvRows(ctx.sql, { workspaceId, from: range.from, to: range.to, channelId: q.channelId, agentId: q.agentId })
+  const rows = csvRows(ctx.reads, { workspaceId, from: range.from, to: range.to, channelId: q.channelId, agentId: q.agentId })
   const out = stringify({
     header: true,
     columns: [...CSV_COLUMNS],

@@ -21,7 +21,7 @@ export async function summary(ctx: Ctx, q: RangeQuery): Promise<SummaryView> {
   const range = await resolveRange(ctx.sql, q)
   const prev = previousOf(range)
   const f = filterOf(ctx, q)
-  const [current, previous] = await analyticsRead(ctx.sql, async (sql) => {
+  const [current, previous] = await analyticsRead(ctx.reads, async (sql) => {
     const [cur, before] = await sumRanges(sql, f, 'none', [range, prev])
     return Promise.all([metricsOfRange(sql, f, 'none', range, cur), metricsOfRange(sql, f, 'none', prev, before)])
   })
@@ -37,7 +37,7 @@ export async function summary(ctx: Ctx, q: RangeQuery): Promise<SummaryView> {
 export async function agentsReport(ctx: Ctx, q: RangeQuery): Promise<AgentsReportView> {
   const range = await resolveRange(ctx.sql, q)
   const f = filterOf(ctx, q)
-  const metrics = await analyticsRead(ctx.sql, async (sql) => {
+  const metrics = await analyticsRead(ctx.reads, async (sql) => {
     const [sums] = await sumRanges(sql, f, 'agent', [range])
     return metricsOfRange(sql, f, 'agent', range, sums)
   })
@@ -54,7 +54,7 @@ export async function agentsReport(ctx: Ctx, q: RangeQuery): Promise<AgentsRepor
 export async function channelsReport(ctx: Ctx, q: RangeQuery): Promise<ChannelsReportView> {
   const range = await resolveRange(ctx.sql, q)
   const f = filterOf(ctx, q)
-  const metrics = await analyticsRead(ctx.sql, async (sql) => {
+  const metrics = await analyticsRead(ctx.reads, async (sql) => {
     const [sums] = await sumRanges(sql, f, 'channel', [range])
     return metricsOfRange(sql, f, 'channel', range, sums)
   })
@@ -98,7 +98,7 @@ export async function timeseries(
     from: b.start < range.from ? range.from : b.start,
     to: b.end > range.to ? range.to : b.end,
   }))
-  const sums = await analyticsRead(ctx.sql, (sql) => sumRanges(sql, f, 'none', clipped))
+  const sums = await analyticsRead(ctx.reads, (sql) => sumRanges(sql, f, 'none', clipped))
   return {
     data: buckets.map((b, i) => ({ bucketStart: b.start, value: valueOf(q.metric, sums[i].byKey.get('') ?? emptySums()) })),
   }

@@ -1,5 +1,5 @@
 import { KeyObject } from 'node:crypto'
-import { createSigner, createVerifier, type DecodedJwt } from 'fast-jwt'
+import { createSigner, createVerifier, type DecodedJwt, type VerifierOptions } from 'fast-jwt'
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors } from 'jose'
 import type { Config } from '../config.js'
 
@@ -135,7 +135,20 @@ function isVisitorClaims(claims: Record<string, unknown>): boolean {
   return aud === VISITOR_AUDIENCE || (Array.isArray(aud) && aud.includes(VISITOR_AUDIENCE)) || 'guestId' in claims
 }
 
-export function createMemberVerifier(config: Config): MemberVerifier {
+/**
+ * How a member token is verified, the one definition of it: fast-jwt's options and the key. The
+ * API hands them to @fastify/jwt (plugins/jwt.ts), which builds its verifier from them; the
+ * gateway, outside Fastify, builds the same fast-jwt verifier from them (createMemberVerifier).
+ * Both then apply memberVerifierOf's claim checks.
+ */
+export interface MemberTokenOptions {
+  /** AUTH_JWT_SECRET (HS256), or the key of the JWKS for the token's (alg, kid). */
+  key: string | ((decoded: DecodedJwt) => Promise<string>)
+  /** fast-jwt's verifier options without the key (@fastify/jwt's `verify` option). */
+  verify: Omit<Partial<VerifierOptions>, 'key'>
+}
+
+export function memberTokenOptions(config: Config): MemberTokenOptions {
   // fast-jwt skips allowedIss/allowedAud when the claim is absent: a configured issuer or
   // audience must therefore also be a required claim, or a token without it would pass.
   const requiredClaims = ['sub', 'exp']
@@ -152,31 +165,33 @@ export function createMemberVerifier(config: Config): MemberVerifier {
     ...(config.AUTH_ISSUER ? { allowedIss: config.AUTH_ISSUER } : {}),
     ...(config.AUTH_AUDIENCE ? { allowedAud: config.AUTH_AUDIENCE } : {}),
   }
-  let verify: (token: string) => Promise<Record<string, unknown>>
-  if (config.AUTH_JWKS_URL) {
-    const keys = createJwksKeys(new URL(config.AUTH_JWKS_URL), config.AUTH_JWKS_TIMEOUT_MS)
-    verify = createVerifier({
-      ...common,
-      algorithms: [...JWKS_ALGORITHMS],
-      key: async (decoded: DecodedJwt) => {
-        const { kid, alg } = decoded.header as { kid?: unknown; alg?: unknown }
-        // alg:none, HS256 (the public key used as an HMAC secret) and anything else stop here,
-        // before a key is looked up; fast-jwt checks the algorithm against the key again.
-        if (typeof alg !== 'string' || !(JWKS_ALGORITHMS as readonly string[]).includes(alg)) {
-          throw new TokenError(`algorithm ${String(alg)} is not accepted`)
-        }
-        if (typeof kid !== 'string' || kid === '' || kid.length > 256) throw new TokenError('token has no usable kid')
-        return keys.publicKey(alg, kid)
-      },
-    }) as typeof verify
-  } else {
-    const verifyHs = createVerifier({ ...common, algorithms: ['HS256'], key: config.AUTH_JWT_SECRET! })
-    verify = async (token) => verifyHs(token)
+  if (!config.AUTH_JWKS_URL) return { key: config.AUTH_JWT_SECRET!, verify: { ...common, algorithms: ['HS256'] } }
+  const keys = createJwksKeys(new URL(config.AUTH_JWKS_URL), config.AUTH_JWKS_TIMEOUT_MS)
+  return {
+    verify: { ...common, algorithms: [...JWKS_ALGORITHMS] },
+    key: async (decoded: DecodedJwt) => {
+      const { kid, alg } = decoded.header as { kid?: unknown; alg?: unknown }
+      // alg:none, HS256 (the public key used as an HMAC secret) and anything else stop here,
+      // before a key is looked up; fast-jwt checks the algorithm against the key again.
+      if (typeof alg !== 'string' || !(JWKS_ALGORITHMS as readonly string[]).includes(alg)) {
+        throw new TokenError(`algorithm ${String(alg)} is not accepted`)
+      }
+      if (typeof kid !== 'string' || kid === '' || kid.length > 256) throw new TokenError('token has no usable kid')
+      return keys.publicKey(alg, kid)
+    },
   }
+}
+
+/**
+ * A member verifier from a fast-jwt verifier built on memberTokenOptions: an unreachable identity
+ * provider stays IdpUnavailableError, every other refusal is a TokenError, and a visitor session
+ * or a token without a usable sub is refused.
+ */
+export function memberVerifierOf(verify: (token: string) => unknown): MemberVerifier {
   return async (token) => {
     let claims: Record<string, unknown>
     try {
-      claims = await verify(token)
+      claims = (await verify(token)) as Record<string, unknown>
     } catch (err) {
       // fast-jwt wraps what the key callback throws; an unreachable provider is not a bad token.
       const cause = (err as { originalError?: unknown }).originalError
@@ -193,6 +208,12 @@ export function createMemberVerifier(config: Config): MemberVerifier {
       email: typeof claims.email === 'string' ? claims.email : undefined,
     }
   }
+}
+
+/** The member verifier outside Fastify (the gateway, scripts): fast-jwt built on memberTokenOptions. */
+export function createMemberVerifier(config: Config): MemberVerifier {
+  const { key, verify } = memberTokenOptions(config)
+  return memberVerifierOf(typeof key === 'string' ? createVerifier({ ...verify, key }) : createVerifier({ ...verify, key }))
 }
 
 export interface VisitorTokens {

@@ -26,11 +26,14 @@ const JSON_TYPES = [114, 3802]
 
 /**
  * A pool of `max` connections; `settings` are extra run-time parameters every connection of it
- * starts with (the search pool's, src/search/search.ts SEARCH_SESSION).
+ * starts with (the search pool's, src/search/search.ts SEARCH_SESSION). `prepare: false` behind a
+ * transaction pooler (DATABASE_POOLER=transaction): PgBouncer 1.18 hands each transaction any
+ * server connection, where a statement named on another one does not exist (docs/scaling.md).
  */
-export function createSql(url: string, max = 10, settings: Record<string, string> = {}): Pool {
+export function createSql(url: string, max = 10, settings: Record<string, string> = {}, prepare = true): Pool {
   const sql = postgres(url, {
     max,
+    prepare,
     connect_timeout: 5,
     idle_timeout: 60,
     onnotice: () => {},

@@ -10,7 +10,8 @@ try {
   // DATABASE_URL, or the embedded PostgreSQL (started for the migration, stopped after).
   const database = await provideDatabase(config, pino({ level: config.LOG_LEVEL }))
   try {
-    await runMigrations(database.url)
+    // A session connection: DATABASE_MIGRATION_URL when DATABASE_URL is a transaction pooler.
+    await runMigrations(config.DATABASE_MIGRATION_URL ?? database.url)
   } finally {
     await database.stop()
   }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../redis.js'
 import {
   PAGE_VISIT_INTERVAL_MS,
   PAGE_VISITS_KEPT,
@@ -161,7 +161,7 @@ export interface PresenceChange {
 }
 
 export interface PresenceStoreOptions {
-  redis: Redis
+  redis: RedisClient
   prefix: string
   /** Unique per gateway process: a socket's entry is `${gatewayId}:${socketId}`. */
   gatewayId: string
@@ -179,7 +179,7 @@ export function splitMemberKey(key: string): { workspaceId: string; userId: stri
 
 /** The Redis implementation: the Lua script above. */
 export class PresenceStore implements PresenceWriter {
-  private readonly redis: Redis
+  private readonly redis: RedisClient
   private readonly prefix: string
   private readonly gatewayId: string
   private readonly entryTtlMs: number

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import { createAdapter } from '@socket.io/redis-adapter'
-import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import type { Server } from 'socket.io'
 import { ChannelSessions } from '../auth/channel-sessions.js'
@@ -14,7 +13,8 @@ import { socketIoKey } from '../events.js'
 import { checkHealth } from '../health.js'
 import { redisPresenceReader } from '../presence.js'
 import { createRateWindows } from '../rate-windows.js'
-import { waitReady } from '../redis.js'
+import { Cluster } from 'ioredis'
+import { presencePrefix, redisClient, waitReady } from '../redis.js'
 import { PresenceStore } from './presence.js'
 import { startSockets } from './sockets.js'
 import { presenceTimings } from './timings.js'
@@ -56,7 +56,7 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
   const gatewayId = randomUUID()
   const { entryTtlMs } = presenceTimings(config)
   const { pub, sub } = createRedisPair(config, log)
-  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX)
+  const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX, {}, config.DATABASE_POOLER !== 'transaction')
   try {
     await Promise.all([waitReady(pub, 10_000), waitReady(sub, 10_000)])
   } catch (err) {
@@ -73,8 +73,8 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
     sql,
     httpServer,
     adapter: createAdapter(pub, sub, { key: socketIoKey(config.REDIS_PREFIX) }),
-    presence: new PresenceStore({ redis: pub, prefix: config.REDIS_PREFIX, gatewayId, entryTtlMs }),
-    reader: redisPresenceReader(pub, config.REDIS_PREFIX),
+    presence: new PresenceStore({ redis: pub, prefix: presencePrefix(config), gatewayId, entryTtlMs }),
+    reader: redisPresenceReader(pub, presencePrefix(config)),
     // The abuse limits' windows, as the API counts them: shared in Redis, this process while it fails.
     rateWindows: createRateWindows(config, pub, log),
     auth: { memberTokens: createMemberVerifier(config), visitorTokens: createVisitorTokens(config), memberDirectory: new MemberDirectory(sql, config.MEMBER_CACHE_TTL_MS), channelSessions: new ChannelSessions(sql, config.MEMBER_CACHE_TTL_MS) },
@@ -111,12 +111,13 @@ export async function createGateway({ config, logger }: GatewayOptions): Promise
  * that would stop the process.
  */
 function createRedisPair(config: Config, log: Logger) {
-  const pub = new Redis(config.REDIS_URL, {
+  const pub = redisClient(config.REDIS_URL, {
     maxRetriesPerRequest: 2,
     connectTimeout: 2000,
     retryStrategy: (times: number) => Math.min(times * 100, 1000),
   })
-  const sub = pub.duplicate()
+  // A second client of the same kind for the subscriptions (a cluster's duplicate takes other arguments).
+  const sub = pub instanceof Cluster ? pub.duplicate() : pub.duplicate()
   let lastRedisWarning = 0
   const onRedisError = (err: Error) => {
     if (Date.now() - lastRedisWarning > 5000) {

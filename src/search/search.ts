@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { memberOf, type Ctx } from '../context.js'
 import { keyPartIs, type Page } from '../cursor.js'
-import type { Pool } from '../db/client.js'
+import type { Pool, Sql } from '../db/client.js'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { invalidCursor } from '../errors.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, toConversationView, type ConversationRecord } from '../conversations/view.js'
@@ -111,8 +111,23 @@ export function searchesInFlight(sql: Pool): number {
   return inFlight.get(sql)?.size ?? 0
 }
 
-async function runSearch(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
-  const sql = ctx.searchSql
+/**
+ * Behind a transaction pooler (DATABASE_POOLER=transaction) a connection's settings do not
+ * follow the next statement, so the search runs in one transaction that sets SEARCH_SESSION
+ * locally first; direct connections were given them at start (src/deps.ts).
+ */
+function runSearch(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
+  // On the read replica while it is online and caught up, else the primary's search pool (src/db/replica.ts).
+  return ctx.reads.run('search', (pool) => {
+    if (ctx.config.DATABASE_POOLER !== 'transaction') return searchOn(ctx, pool, pool, args)
+    return pool.begin(async (tx) => {
+      for (const [name, value] of Object.entries(SEARCH_SESSION)) await tx`SELECT set_config(${name}, ${value}, true)`
+      return searchOn(ctx, pool, tx, args)
+    }) as Promise<SearchResult>
+  })
+}
+
+async function searchOn(ctx: Ctx, pool: Pool, sql: Sql, args: SearchArgsIn): Promise<SearchResult> {
   // q is data, always a bound parameter (NUL was refused before validation: plugins/input.ts).
   const q = args.q
   const term = q.trim()
@@ -120,7 +135,7 @@ async function runSearch(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
   const pattern = guestPattern(term)
   let pos: Position = args.cursor ? decodePosition(ctx.cursor.decode(args.cursor, params)) : pattern ? { phase: 'g', after: null } : { phase: 'm', window: null, after: null }
   const ws = memberOf(ctx).workspaceId
-  const s: SearchArgs = { sql, ws, q, term, pattern }
+  const s: SearchArgs = { pool, sql, ws, q, term, pattern }
   const rows: Row[] = []
   let next: Position | null = null
 
@@ -177,7 +192,9 @@ async function runSearch(ctx: Ctx, args: SearchArgsIn): Promise<SearchResult> {
 }
 
 interface SearchArgs {
-  sql: Pool
+  /** The pool (what per-pool caches are keyed by) and where the statements run (it, or a transaction of it). */
+  pool: Pool
+  sql: Sql
   ws: string
   q: string
   term: string
@@ -271,13 +288,13 @@ interface Candidate {
  * one-table statement costs a fraction of a millisecond.
  */
 async function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
-  const { text, values } = await candidateQuery(s.sql, s.ws, s.q, window)
+  const { text, values } = await candidateQuery(s.pool, s.ws, s.q, window, s.sql)
   return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
 }
 
 /** The candidate statement as search runs it and whether it walks (bench/scenarios/search.ts EXPLAINs it). */
-export async function candidateQuery(sql: Pool, ws: string, q: string, window: WindowStart | null) {
-  const walk = walkPays(await chunkStats(sql), ws, q)
+export async function candidateQuery(sql: Pool, ws: string, q: string, window: WindowStart | null, run: Sql = sql) {
+  const walk = walkPays(await chunkStats(sql, run), ws, q)
   return { ...candidateStatement(ws, q, window, walk), walk }
 }
 
@@ -299,10 +316,11 @@ interface ChunkStats {
 }
 const STATS_TTL_MS = 10 * 60_000
 const statsCache = new WeakMap<Pool, { at: number; stats: Promise<ChunkStats> }>()
-function chunkStats(sql: Pool, now = Date.now()): Promise<ChunkStats> {
-  const cached = statsCache.get(sql)
+/** Cached per pool; read through `run` (a search's transaction must not wait on its own pool). */
+function chunkStats(pool: Pool, run: Sql = pool, now = Date.now()): Promise<ChunkStats> {
+  const cached = statsCache.get(pool)
   if (cached && now - cached.at < STATS_TTL_MS) return cached.stats
-  const stats = sql<{ kind: string; key: string; freq: number }[]>`
+  const stats = run<{ kind: string; key: string; freq: number }[]>`
     SELECT 'total' AS kind, '' AS key, greatest(reltuples, 0)::float8 AS freq FROM pg_class WHERE oid = 'search_chunks'::regclass
     UNION ALL
     SELECT 'elem', u.key, u.freq::float8 FROM pg_stats s,
@@ -322,7 +340,7 @@ function chunkStats(sql: Pool, now = Date.now()): Promise<ChunkStats> {
       return out
     })
     .catch((): ChunkStats => ({ total: 0, elems: new Map(), workspaces: new Map() }))
-  statsCache.set(sql, { at: now, stats })
+  statsCache.set(pool, { at: now, stats })
   return stats
 }
 

@@ -97,8 +97,6 @@ async function presenceRead<T>(ctx: Ctx, read: () => Promise<T>): Promise<T> {
 /** GET /visitors: the workspace's guests, most recent lastSeenAt first. */
 export async function listVisitors(ctx: Ctx, query: VisitorListQuery): Promise<Page<VisitorView>> {
   const { workspaceId } = memberOf(ctx)
-  const { sql } = ctx
-  const scope = query.channelId ? sql`g.channel_id = ${query.channelId} AND g.workspace_id = ${workspaceId}` : sql`g.workspace_id = ${workspaceId}`
   const pattern = query.q ? containsPattern(query.q) : null
   const page = await keysetPage(ctx, {
     cursor: query.cursor,
@@ -110,15 +108,16 @@ export async function listVisitors(ctx: Ctx, query: VisitorListQuery): Promise<P
       // and keeps (or drops) those ids in the same keyset scan.
       let onlineIds: string[] | null = null
       if (query.online !== undefined) onlineIds = await presenceRead(ctx, () => ctx.presence.onlineVisitorSet(workspaceId))
-      return sql<GuestRecord[]>`
+      // The list reads the replica while it is online (src/db/replica.ts); the same statement either way.
+      return ctx.reads.run('main', (sql) => sql<GuestRecord[]>`
         SELECT ${sql.unsafe(VISITOR_SELECT)} FROM guests g
-        WHERE ${scope}
+        WHERE ${query.channelId ? sql`g.channel_id = ${query.channelId} AND g.workspace_id = ${workspaceId}` : sql`g.workspace_id = ${workspaceId}`}
           ${pattern ? sql`AND (g.name ILIKE ${pattern} OR g.email ILIKE ${pattern})` : sql``}
           ${onlineIds !== null && query.online ? sql`AND g.id = ANY(${onlineIds}::uuid[])` : sql``}
           ${onlineIds !== null && !query.online ? sql`AND NOT (g.id = ANY(${onlineIds}::uuid[]))` : sql``}
           ${after ? sql`AND (g.last_seen_at, g.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
         ORDER BY g.last_seen_at DESC, g.id DESC
-        LIMIT ${take}`
+        LIMIT ${take}`)
     },
     keyOf: (g) => [g.lastSeenAt, g.id],
   })

@@ -104,72 +104,85 @@ t.test('identityHash: verified guests, and a bare e-mail never links', async (t)
   const ws = await seedWorkspace(app)
   const email = 'vip@example.test'
   const hash = identityHash(ws.identitySecret, email)
-  t.equal(hash, (await import('node:crypto')).createHmac('sha256', ws.identitySecret).update(email).digest('hex'), 'the contract formula')
-
   const created = await boot(app, { channelId: ws.channelId, name: 'V.I.P.', email, identityHash: hash })
-  t.equal(created.statusCode, 201, 'first verified login creates the guest')
   const vip = created.json().guestId
-  t.match(await guestRow(app, vip), { verified: true, email })
+  let again: Awaited<ReturnType<typeof boot>>
 
-  // The history the VIP builds lives on this guest; nobody may reach it with the address alone.
-  const bare = await boot(app, { channelId: ws.channelId, name: 'Impostor', email })
-  t.equal(bare.statusCode, 201, 'bare e-mail: a new, unrelated guest')
-  t.not(bare.json().guestId, vip)
-  t.match(await guestRow(app, bare.json().guestId), { verified: false })
-  t.equal((await guestRow(app, vip)).name, 'V.I.P.', 'the verified guest is untouched')
-
-  const again = await boot(app, { channelId: ws.channelId, name: 'VIP again', email: 'VIP@Example.TEST', identityHash: hash.toUpperCase() })
-  t.equal(again.statusCode, 200, 'correct hash (e-mail in another case) resumes the verified guest')
-  t.equal(again.json().guestId, vip)
-  t.equal((await guestRow(app, vip)).name, 'VIP again')
-
-  for (const [name, wrong] of [
-    ['hash of another e-mail', identityHash(ws.identitySecret, 'other@example.test')],
-    ['hash with another secret', identityHash('is_not_the_secret', email)],
-    ['hash of the bare e-mail without secret', (await import('node:crypto')).createHash('sha256').update(email).digest('hex')],
-  ]) {
-    const res = await boot(app, { channelId: ws.channelId, name: 'X', email, identityHash: wrong })
-    t.same([res.statusCode, res.json().code], [401, 'INVALID_IDENTITY_HASH'], name)
-    t.notMatch(res.body, ws.identitySecret)
-  }
-  const malformed = await boot(app, { channelId: ws.channelId, name: 'X', email, identityHash: 'zz' })
-  t.same([malformed.statusCode, malformed.json().code], [400, 'VALIDATION_ERROR'])
-  t.match(malformed.json().message, /identityHash/)
-
-  // The same address on another channel is another guest (the secret is per channel too).
-  const other = await addChannel(app, ws.workspaceId)
-  const elsewhere = await boot(app, { channelId: other.id, name: 'VIP', email, identityHash: identityHash(other.identitySecret, email) })
-  t.equal(elsewhere.statusCode, 201)
-  t.not(elsewhere.json().guestId, vip)
-  const crossSecret = await boot(app, { channelId: other.id, name: 'VIP', email, identityHash: hash })
-  t.equal(crossSecret.statusCode, 401, "channel A's hash does not work on channel B")
-
-  // An anonymous visitor who then logs in keeps their guest, now verified.
-  const anon = (await boot(app, { channelId: ws.channelId, name: 'Anon', email: 'anon@example.test' })).json()
-  const login = await boot(
-    app,
-    { channelId: ws.channelId, name: 'Known', email: 'known@example.test', identityHash: identityHash(ws.identitySecret, 'known@example.test') },
-    { 'x-visitor-session': anon.visitorSession },
-  )
-  t.same([login.statusCode, login.json().guestId], [200, anon.guestId])
-  t.match(await guestRow(app, anon.guestId), { verified: true, email: 'known@example.test' })
-
-  // A verified guest that changes its e-mail without a hash is no longer matched by e-mail.
-  const vipSession = again.json().visitorSession
-  const sameAddress = await boot(app, { channelId: ws.channelId, name: 'VIP by session', email: 'Vip@example.test' }, { 'x-visitor-session': vipSession })
-  t.same([sameAddress.statusCode, sameAddress.json().guestId], [200, vip])
-  t.match(await guestRow(app, vip), { verified: true, name: 'VIP by session' }, 'resuming with the same address keeps it verified')
-  const changed = await boot(app, { channelId: ws.channelId, name: 'VIP', email: 'new-vip@example.test' }, { 'x-visitor-session': vipSession })
-  t.same([changed.statusCode, changed.json().guestId], [200, vip])
-  t.match(await guestRow(app, vip), { verified: false, email: 'new-vip@example.test' })
-  const unproved = await boot(app, {
-    channelId: ws.channelId,
-    name: 'X',
-    email: 'new-vip@example.test',
-    identityHash: identityHash(ws.identitySecret, 'new-vip@example.test'),
+  await t.test('the first verified login creates a verified guest (the contract formula)', async (t) => {
+    t.equal(hash, (await import('node:crypto')).createHmac('sha256', ws.identitySecret).update(email).digest('hex'), 'the contract formula')
+    t.equal(created.statusCode, 201, 'first verified login creates the guest')
+    t.match(await guestRow(app, vip), { verified: true, email })
   })
-  t.equal(unproved.statusCode, 201, 'the unproved address was never linked')
-  t.not(unproved.json().guestId, vip)
+
+  await t.test('a bare e-mail makes a new, unrelated guest; the right hash (any case) resumes the verified one', async (t) => {
+    // The history the VIP builds lives on this guest; nobody may reach it with the address alone.
+    const bare = await boot(app, { channelId: ws.channelId, name: 'Impostor', email })
+    t.equal(bare.statusCode, 201, 'bare e-mail: a new, unrelated guest')
+    t.not(bare.json().guestId, vip)
+    t.match(await guestRow(app, bare.json().guestId), { verified: false })
+    t.equal((await guestRow(app, vip)).name, 'V.I.P.', 'the verified guest is untouched')
+
+    again = await boot(app, { channelId: ws.channelId, name: 'VIP again', email: 'VIP@Example.TEST', identityHash: hash.toUpperCase() })
+    t.equal(again.statusCode, 200, 'correct hash (e-mail in another case) resumes the verified guest')
+    t.equal(again.json().guestId, vip)
+    t.equal((await guestRow(app, vip)).name, 'VIP again')
+  })
+
+  await t.test('a wrong hash is 401 INVALID_IDENTITY_HASH (never echoing the secret), a malformed one 400', async (t) => {
+    for (const [name, wrong] of [
+      ['hash of another e-mail', identityHash(ws.identitySecret, 'other@example.test')],
+      ['hash with another secret', identityHash('is_not_the_secret', email)],
+      ['hash of the bare e-mail without secret', (await import('node:crypto')).createHash('sha256').update(email).digest('hex')],
+    ]) {
+      const res = await boot(app, { channelId: ws.channelId, name: 'X', email, identityHash: wrong })
+      t.same([res.statusCode, res.json().code], [401, 'INVALID_IDENTITY_HASH'], name)
+      t.notMatch(res.body, ws.identitySecret)
+    }
+    const malformed = await boot(app, { channelId: ws.channelId, name: 'X', email, identityHash: 'zz' })
+    t.same([malformed.statusCode, malformed.json().code], [400, 'VALIDATION_ERROR'])
+    t.match(malformed.json().message, /identityHash/)
+  })
+
+  await t.test("on another channel the same address is another guest, and channel A's hash does not work", async (t) => {
+    // The same address on another channel is another guest (the secret is per channel too).
+    const other = await addChannel(app, ws.workspaceId)
+    const elsewhere = await boot(app, { channelId: other.id, name: 'VIP', email, identityHash: identityHash(other.identitySecret, email) })
+    t.equal(elsewhere.statusCode, 201)
+    t.not(elsewhere.json().guestId, vip)
+    const crossSecret = await boot(app, { channelId: other.id, name: 'VIP', email, identityHash: hash })
+    t.equal(crossSecret.statusCode, 401, "channel A's hash does not work on channel B")
+  })
+
+  await t.test('an anonymous visitor who logs in keeps its guest, now verified', async (t) => {
+    // An anonymous visitor who then logs in keeps their guest, now verified.
+    const anon = (await boot(app, { channelId: ws.channelId, name: 'Anon', email: 'anon@example.test' })).json()
+    const login = await boot(
+      app,
+      { channelId: ws.channelId, name: 'Known', email: 'known@example.test', identityHash: identityHash(ws.identitySecret, 'known@example.test') },
+      { 'x-visitor-session': anon.visitorSession },
+    )
+    t.same([login.statusCode, login.json().guestId], [200, anon.guestId])
+    t.match(await guestRow(app, anon.guestId), { verified: true, email: 'known@example.test' })
+  })
+
+  await t.test('a verified guest that changes its e-mail without a hash loses verification, and the address is never linked', async (t) => {
+    // A verified guest that changes its e-mail without a hash is no longer matched by e-mail.
+    const vipSession = again.json().visitorSession
+    const sameAddress = await boot(app, { channelId: ws.channelId, name: 'VIP by session', email: 'Vip@example.test' }, { 'x-visitor-session': vipSession })
+    t.same([sameAddress.statusCode, sameAddress.json().guestId], [200, vip])
+    t.match(await guestRow(app, vip), { verified: true, name: 'VIP by session' }, 'resuming with the same address keeps it verified')
+    const changed = await boot(app, { channelId: ws.channelId, name: 'VIP', email: 'new-vip@example.test' }, { 'x-visitor-session': vipSession })
+    t.same([changed.statusCode, changed.json().guestId], [200, vip])
+    t.match(await guestRow(app, vip), { verified: false, email: 'new-vip@example.test' })
+    const unproved = await boot(app, {
+      channelId: ws.channelId,
+      name: 'X',
+      email: 'new-vip@example.test',
+      identityHash: identityHash(ws.identitySecret, 'new-vip@example.test'),
+    })
+    t.equal(unproved.statusCode, 201, 'the unproved address was never linked')
+    t.not(unproved.json().guestId, vip)
+  })
 })
 
 t.test('concurrent first logins of one verified e-mail make one guest', async (t) => {

@@ -86,46 +86,56 @@ t.test('PATCH /auth/members/:userId and role boundaries', async (t) => {
   const patch = (by: SeededMember, target: SeededMember | string, payload: unknown) =>
     app.inject({ method: 'PATCH', url: path(target), headers: by.headers, payload: payload as object })
 
-  const promoted = await patch(ws.admin, ws.agent, { role: 'admin' })
-  t.equal(promoted.statusCode, 200)
-  t.match(promoted.json(), { userId: ws.agent.userId, role: 'admin', status: 'active' })
-  t.equal((await patch(ws.admin, ws.agent, { role: 'agent' })).json().role, 'agent')
+  await t.test('an admin promotes an agent to admin and back', async (t) => {
+    const promoted = await patch(ws.admin, ws.agent, { role: 'admin' })
+    t.equal(promoted.statusCode, 200)
+    t.match(promoted.json(), { userId: ws.agent.userId, role: 'admin', status: 'active' })
+    t.equal((await patch(ws.admin, ws.agent, { role: 'agent' })).json().role, 'agent')
+  })
 
-  t.same((await patch(ws.agent, ws.admin, { role: 'agent' })).statusCode, 403, 'agent cannot manage members')
-  t.equal((await patch(ws.admin, ws.agent, { role: 'owner' })).statusCode, 403, 'admin cannot grant owner')
-  t.equal((await patch(ws.admin, ws.admin, { role: 'owner' })).statusCode, 403, 'admin cannot make itself owner')
-  t.equal((await patch(ws.admin, ws.owner, { role: 'agent' })).statusCode, 403, 'admin cannot demote an owner')
-  t.equal((await patch(ws.admin, ws.owner, { status: 'disabled' })).statusCode, 403, 'admin cannot disable an owner')
+  await t.test('role boundaries: agents manage nobody, admins never grant, demote or disable an owner', async (t) => {
+    t.same((await patch(ws.agent, ws.admin, { role: 'agent' })).statusCode, 403, 'agent cannot manage members')
+    t.equal((await patch(ws.admin, ws.agent, { role: 'owner' })).statusCode, 403, 'admin cannot grant owner')
+    t.equal((await patch(ws.admin, ws.admin, { role: 'owner' })).statusCode, 403, 'admin cannot make itself owner')
+    t.equal((await patch(ws.admin, ws.owner, { role: 'agent' })).statusCode, 403, 'admin cannot demote an owner')
+    t.equal((await patch(ws.admin, ws.owner, { status: 'disabled' })).statusCode, 403, 'admin cannot disable an owner')
+  })
 
-  const last = await patch(ws.owner, ws.owner, { role: 'admin' })
-  t.same([last.statusCode, last.json().code], [409, 'LAST_OWNER'], 'the last owner cannot be demoted')
-  t.same((await patch(ws.owner, ws.owner, { status: 'disabled' })).json().code, 'LAST_OWNER', 'nor disabled')
+  await t.test('the last active owner cannot be demoted or disabled; with another one it may step down', async (t) => {
+    const last = await patch(ws.owner, ws.owner, { role: 'admin' })
+    t.same([last.statusCode, last.json().code], [409, 'LAST_OWNER'], 'the last owner cannot be demoted')
+    t.same((await patch(ws.owner, ws.owner, { status: 'disabled' })).json().code, 'LAST_OWNER', 'nor disabled')
 
-  const second = await ws.addMember('owner')
-  t.equal((await patch(ws.owner, second, { status: 'disabled' })).statusCode, 200)
-  t.same((await patch(ws.owner, ws.owner, { role: 'agent' })).json().code, 'LAST_OWNER', 'a disabled owner does not count')
-  t.equal((await patch(ws.owner, second, { status: 'active' })).statusCode, 200)
-  t.equal((await patch(ws.owner, ws.owner, { role: 'admin' })).statusCode, 200, 'with another active owner, an owner may step down')
-  t.equal((await patch(second, ws.owner, { role: 'owner' })).statusCode, 200, 'an owner may grant owner')
+    const second = await ws.addMember('owner')
+    t.equal((await patch(ws.owner, second, { status: 'disabled' })).statusCode, 200)
+    t.same((await patch(ws.owner, ws.owner, { role: 'agent' })).json().code, 'LAST_OWNER', 'a disabled owner does not count')
+    t.equal((await patch(ws.owner, second, { status: 'active' })).statusCode, 200)
+    t.equal((await patch(ws.owner, ws.owner, { role: 'admin' })).statusCode, 200, 'with another active owner, an owner may step down')
+    t.equal((await patch(second, ws.owner, { role: 'owner' })).statusCode, 200, 'an owner may grant owner')
+  })
 
-  const disabled = await patch(ws.owner, ws.agent, { status: 'disabled' })
-  t.equal(disabled.json().status, 'disabled')
-  t.equal((await app.inject({ method: 'GET', url: '/auth/members', headers: ws.agent.headers })).statusCode, 403, 'disabled at once on this replica')
-  t.equal((await patch(ws.owner, ws.agent, { status: 'active' })).statusCode, 200)
-  t.equal((await app.inject({ method: 'GET', url: '/auth/members', headers: ws.agent.headers })).statusCode, 200, 'enabled again')
+  await t.test('disabling and enabling take effect at once on this replica', async (t) => {
+    const disabled = await patch(ws.owner, ws.agent, { status: 'disabled' })
+    t.equal(disabled.json().status, 'disabled')
+    t.equal((await app.inject({ method: 'GET', url: '/auth/members', headers: ws.agent.headers })).statusCode, 403, 'disabled at once on this replica')
+    t.equal((await patch(ws.owner, ws.agent, { status: 'active' })).statusCode, 200)
+    t.equal((await app.inject({ method: 'GET', url: '/auth/members', headers: ws.agent.headers })).statusCode, 200, 'enabled again')
+  })
 
-  const unknown = await patch(ws.owner, 'idp|nobody', { role: 'agent' })
-  t.same([unknown.statusCode, unknown.json().code], [404, 'MEMBER_NOT_FOUND'])
-  for (const [payload, message] of [
-    [{}, /fewer than 1|body/],
-    [{ role: 'root' }, /role/],
-    [{ status: 'gone' }, /status/],
-    [{ role: 'agent', name: 'x' }, /unknown field 'name'/],
-  ] as const) {
-    const r = await patch(ws.owner, ws.agent, payload)
-    t.equal(r.statusCode, 400, JSON.stringify(payload))
-    t.match(r.json().message, message)
-  }
+  await t.test('an unknown member is 404 MEMBER_NOT_FOUND; bad bodies are 400', async (t) => {
+    const unknown = await patch(ws.owner, 'idp|nobody', { role: 'agent' })
+    t.same([unknown.statusCode, unknown.json().code], [404, 'MEMBER_NOT_FOUND'])
+    for (const [payload, message] of [
+      [{}, /fewer than 1|body/],
+      [{ role: 'root' }, /role/],
+      [{ status: 'gone' }, /status/],
+      [{ role: 'agent', name: 'x' }, /unknown field 'name'/],
+    ] as const) {
+      const r = await patch(ws.owner, ws.agent, payload)
+      t.equal(r.statusCode, 400, JSON.stringify(payload))
+      t.match(r.json().message, message)
+    }
+  })
 })
 
 t.test('DELETE /auth/members/:userId', async (t) => {

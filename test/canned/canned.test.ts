@@ -13,48 +13,59 @@ const list = (headers: Record<string, string>, query = '') => app.inject({ metho
 
 t.test('scopes and permissions: any member creates personal ones, canned:manage workspace ones', async (t) => {
   const personal = await create(ws.agent.headers, { shortcut: 'my-hello', body: 'Hello from me', scope: 'personal' })
-  t.equal(personal.statusCode, 201)
-  t.match(personal.json(), { shortcut: 'my-hello', title: '', scope: 'personal', ownerId: ws.agent.userId, channelIds: [], usageCount: 0 })
+  let team: Awaited<ReturnType<typeof create>>
 
-  const denied = await create(ws.agent.headers, { shortcut: 'team', body: 'x', scope: 'workspace' })
-  t.equal(denied.statusCode, 403)
-  t.equal(denied.json().code, 'FORBIDDEN')
-  const invalidFirst = await create(ws.agent.headers, { shortcut: 'Team!', body: 'x', scope: 'workspace' })
-  t.equal(invalidFirst.statusCode, 400, 'validation before the scope-dependent permission')
+  await t.test('creating: personal by any member, workspace with canned:manage (403 without, 400 first)', async (t) => {
+    t.equal(personal.statusCode, 201)
+    t.match(personal.json(), { shortcut: 'my-hello', title: '', scope: 'personal', ownerId: ws.agent.userId, channelIds: [], usageCount: 0 })
 
-  const team = await create(ws.admin.headers, { shortcut: 'team', title: 'Team hello', body: 'Hi {{visitor.name}}', scope: 'workspace', channelIds: [ws.channelId] })
-  t.equal(team.statusCode, 201)
-  t.equal(team.json().ownerId, ws.admin.userId, 'ownerId is the creator, for workspace ones too')
-  t.same(team.json().channelIds, [ws.channelId])
+    const denied = await create(ws.agent.headers, { shortcut: 'team', body: 'x', scope: 'workspace' })
+    t.equal(denied.statusCode, 403)
+    t.equal(denied.json().code, 'FORBIDDEN')
+    const invalidFirst = await create(ws.agent.headers, { shortcut: 'Team!', body: 'x', scope: 'workspace' })
+    t.equal(invalidFirst.statusCode, 400, 'validation before the scope-dependent permission')
 
-  // The agent sees the workspace one and its own; the owner does not see the agent's personal one.
-  const agentList = (await list(ws.agent.headers)).json().data.map((r: { shortcut: string }) => r.shortcut)
-  t.same(agentList, ['my-hello', 'team'])
-  const ownerList = (await list(ws.owner.headers)).json().data.map((r: { shortcut: string }) => r.shortcut)
-  t.same(ownerList, ['team'])
-  t.same((await list(ws.agent.headers, '?scope=personal')).json().data.map((r: { shortcut: string }) => r.shortcut), ['my-hello'])
-  t.same((await list(other.owner.headers)).json().data, [], 'another workspace sees nothing')
-  for (const query of ['?scope=workspace', `?scope=workspace&channelId=${ws.channelId}`, `?scope=personal&q=my`, '?scope=workspace&q=te']) {
-    const res = await list(ws.agent.headers, query)
-    t.equal(res.statusCode, 200, query)
-  }
-  t.same((await list(ws.agent.headers, '?scope=workspace')).json().data.map((r: { shortcut: string }) => r.shortcut), ['team'])
+    team = await create(ws.admin.headers, { shortcut: 'team', title: 'Team hello', body: 'Hi {{visitor.name}}', scope: 'workspace', channelIds: [ws.channelId] })
+    t.equal(team.statusCode, 201)
+    t.equal(team.json().ownerId, ws.admin.userId, 'ownerId is the creator, for workspace ones too')
+    t.same(team.json().channelIds, [ws.channelId])
+  })
+
+  await t.test("listing: a member sees the workspace's and its own, filtered by scope, channel and q", async (t) => {
+    // The agent sees the workspace one and its own; the owner does not see the agent's personal one.
+    const agentList = (await list(ws.agent.headers)).json().data.map((r: { shortcut: string }) => r.shortcut)
+    t.same(agentList, ['my-hello', 'team'])
+    const ownerList = (await list(ws.owner.headers)).json().data.map((r: { shortcut: string }) => r.shortcut)
+    t.same(ownerList, ['team'])
+    t.same((await list(ws.agent.headers, '?scope=personal')).json().data.map((r: { shortcut: string }) => r.shortcut), ['my-hello'])
+    t.same((await list(other.owner.headers)).json().data, [], 'another workspace sees nothing')
+    for (const query of ['?scope=workspace', `?scope=workspace&channelId=${ws.channelId}`, `?scope=personal&q=my`, '?scope=workspace&q=te']) {
+      const res = await list(ws.agent.headers, query)
+      t.equal(res.statusCode, 200, query)
+    }
+    t.same((await list(ws.agent.headers, '?scope=workspace')).json().data.map((r: { shortcut: string }) => r.shortcut), ['team'])
+  })
 
   const id = personal.json().id
-  const byOwner = await app.inject({ method: 'PATCH', url: `/canned-responses/${id}`, headers: ws.owner.headers, payload: { body: 'mine now' } })
-  t.equal(byOwner.statusCode, 404, "another member's personal response is 404, even for the owner")
-  t.equal((await app.inject({ method: 'DELETE', url: `/canned-responses/${id}`, headers: other.owner.headers })).statusCode, 404)
-  const agentOnTeam = await app.inject({ method: 'PATCH', url: `/canned-responses/${team.json().id}`, headers: ws.agent.headers, payload: { body: 'changed' } })
-  t.equal(agentOnTeam.statusCode, 403, 'a workspace response needs canned:manage')
-  const [row] = await sql`SELECT body FROM canned_responses WHERE id = ${team.json().id}`
-  t.equal(row!.body, 'Hi {{visitor.name}}', 'unchanged')
 
-  const patched = await app.inject({ method: 'PATCH', url: `/canned-responses/${id}`, headers: ws.agent.headers, payload: { title: 'Mine', channelIds: [] } })
-  t.equal(patched.statusCode, 200)
-  t.match(patched.json(), { title: 'Mine', body: 'Hello from me' })
-  t.equal((await app.inject({ method: 'DELETE', url: `/canned-responses/${id}`, headers: ws.agent.headers })).statusCode, 204)
-  t.equal((await app.inject({ method: 'DELETE', url: `/canned-responses/${id}`, headers: ws.agent.headers })).statusCode, 404)
-  t.equal((await app.inject({ method: 'PATCH', url: '/canned-responses/not-a-uuid', headers: ws.agent.headers, payload: {} })).statusCode, 404)
+  await t.test("changing: another member's personal one is 404, a workspace one needs canned:manage", async (t) => {
+    const byOwner = await app.inject({ method: 'PATCH', url: `/canned-responses/${id}`, headers: ws.owner.headers, payload: { body: 'mine now' } })
+    t.equal(byOwner.statusCode, 404, "another member's personal response is 404, even for the owner")
+    t.equal((await app.inject({ method: 'DELETE', url: `/canned-responses/${id}`, headers: other.owner.headers })).statusCode, 404)
+    const agentOnTeam = await app.inject({ method: 'PATCH', url: `/canned-responses/${team.json().id}`, headers: ws.agent.headers, payload: { body: 'changed' } })
+    t.equal(agentOnTeam.statusCode, 403, 'a workspace response needs canned:manage')
+    const [row] = await sql`SELECT body FROM canned_responses WHERE id = ${team.json().id}`
+    t.equal(row!.body, 'Hi {{visitor.name}}', 'unchanged')
+  })
+
+  await t.test('its owner patches and deletes a personal one; then, and for a malformed id, 404', async (t) => {
+    const patched = await app.inject({ method: 'PATCH', url: `/canned-responses/${id}`, headers: ws.agent.headers, payload: { title: 'Mine', channelIds: [] } })
+    t.equal(patched.statusCode, 200)
+    t.match(patched.json(), { title: 'Mine', body: 'Hello from me' })
+    t.equal((await app.inject({ method: 'DELETE', url: `/canned-responses/${id}`, headers: ws.agent.headers })).statusCode, 204)
+    t.equal((await app.inject({ method: 'DELETE', url: `/canned-responses/${id}`, headers: ws.agent.headers })).statusCode, 404)
+    t.equal((await app.inject({ method: 'PATCH', url: '/canned-responses/not-a-uuid', headers: ws.agent.headers, payload: {} })).statusCode, 404)
+  })
 })
 
 t.test('shortcuts: unique per workspace and per member, separately', async (t) => {

@@ -101,96 +101,111 @@ t.test('messages: send, retry, list with cursors, preview, validation', async (t
   const c = await startConversation(app, guest)
 
   const first = await send(app, guest.headers, c.id, 'Hello, I need help', 'cm-1')
-  t.equal(first.statusCode, 201)
   const m1 = first.json()
-  t.match(m1, { conversationId: c.id, senderType: 'GUEST', senderId: guest.guestId, senderName: 'Gus', body: 'Hello, I need help' })
-  t.notOk('clientMessageId' in m1)
-  const ev = await events.waitFor((e) => e.event === 'message:new' && e.payload.message.id === m1.id)
-  t.same(ev.payload, { conversationId: c.id, message: m1 })
-  t.same(ev.rooms, [`guest:${guest.guestId}`, `ws:${ws.workspaceId}`].sort())
 
-  const retry = await send(app, guest.headers, c.id, 'Hello, I need help (again)', 'cm-1')
-  t.equal(retry.statusCode, 200, 'a retry answers 200')
-  t.same(retry.json(), m1, 'with the first message')
-  await events.settle()
-  t.equal(events.events.filter((e) => e.event === 'message:new').length, 1, 'a retry publishes nothing')
+  await t.test("a guest's message: 201 with its view, message:new to the guest's and the workspace's rooms", async (t) => {
+    t.equal(first.statusCode, 201)
+    t.match(m1, { conversationId: c.id, senderType: 'GUEST', senderId: guest.guestId, senderName: 'Gus', body: 'Hello, I need help' })
+    t.notOk('clientMessageId' in m1)
+    const ev = await events.waitFor((e) => e.event === 'message:new' && e.payload.message.id === m1.id)
+    t.same(ev.payload, { conversationId: c.id, message: m1 })
+    t.same(ev.rooms, [`guest:${guest.guestId}`, `ws:${ws.workspaceId}`].sort())
+  })
 
-  // Concurrent retries of one new send: one message, every answer the same message.
-  const answers = await Promise.all(Array.from({ length: 8 }, () => send(app, guest.headers, c.id, 'race', 'cm-race')))
-  t.same(answers.map((a) => a.statusCode).sort(), [200, 200, 200, 200, 200, 200, 200, 201])
-  t.equal(new Set(answers.map((a) => a.json().id)).size, 1)
-  const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM messages WHERE conversation_id = ${c.id}`
-  t.equal(n, 2)
-  const conv = (await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json()
-  t.equal(conv.unreadCount, 2, 'retries count once')
+  await t.test('a retry (same clientMessageId): 200 with the first message, nothing published', async (t) => {
+    const retry = await send(app, guest.headers, c.id, 'Hello, I need help (again)', 'cm-1')
+    t.equal(retry.statusCode, 200, 'a retry answers 200')
+    t.same(retry.json(), m1, 'with the first message')
+    await events.settle()
+    t.equal(events.events.filter((e) => e.event === 'message:new').length, 1, 'a retry publishes nothing')
+  })
 
-  const reply = await send(app, ws.agent.headers, c.id, 'x'.repeat(200), 'cm-1')
-  t.equal(reply.statusCode, 201, 'the same client id from another sender type is another message')
-  t.match(reply.json(), { senderType: 'AGENT', senderId: ws.agent.userId, senderName: 'Agnes Agent' })
-  const after = (await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: guest.headers })).json()
-  t.equal(after.lastMessagePreview, 'x'.repeat(140))
-  t.equal(after.lastMessageAt, reply.json().createdAt)
-  t.equal(after.unreadCount, 2, 'an agent reply does not mark the guest messages seen')
+  await t.test('concurrent retries of one new send: one message, counted unread once', async (t) => {
+    // Concurrent retries of one new send: one message, every answer the same message.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => send(app, guest.headers, c.id, 'race', 'cm-race')))
+    t.same(answers.map((a) => a.statusCode).sort(), [200, 200, 200, 200, 200, 200, 200, 201])
+    t.equal(new Set(answers.map((a) => a.json().id)).size, 1)
+    const [{ n }] = await app.deps.sql`SELECT count(*)::int AS n FROM messages WHERE conversation_id = ${c.id}`
+    t.equal(n, 2)
+    const conv = (await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json()
+    t.equal(conv.unreadCount, 2, 'retries count once')
+  })
 
-  const emoji = await send(app, guest.headers, c.id, '😀'.repeat(150))
-  t.equal((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: guest.headers })).json().lastMessagePreview, '😀'.repeat(140), 'preview counts characters, never splits one')
-  t.equal(emoji.statusCode, 201)
+  await t.test("an agent's reply with the same client id is another message; the preview keeps 140 whole characters", async (t) => {
+    const reply = await send(app, ws.agent.headers, c.id, 'x'.repeat(200), 'cm-1')
+    t.equal(reply.statusCode, 201, 'the same client id from another sender type is another message')
+    t.match(reply.json(), { senderType: 'AGENT', senderId: ws.agent.userId, senderName: 'Agnes Agent' })
+    const after = (await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: guest.headers })).json()
+    t.equal(after.lastMessagePreview, 'x'.repeat(140))
+    t.equal(after.lastMessageAt, reply.json().createdAt)
+    t.equal(after.unreadCount, 2, 'an agent reply does not mark the guest messages seen')
 
-  for (const [payload, field] of [
-    [{ body: '' }, 'body'],
-    [{ body: 'x'.repeat(10_001) }, 'body'],
-    [{}, 'body'],
-    [{ body: 'hi', senderType: 'AGENT' }, 'senderType'],
-    [{ body: 'hi', clientMessageId: '' }, 'clientMessageId'],
-    [{ body: 'a\u0000b' }, 'body'],
-    [{ body: 'hi', clientMessageId: 'x\u0000' }, 'clientMessageId'],
-  ] as const) {
-    const res = await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload })
-    t.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 40))
-    t.match(res.json(), { code: 'VALIDATION_ERROR', message: new RegExp(field) })
-  }
-  const hostile = `'); DROP TABLE messages; -- \\ "quotes" <script>alert(1)</script> ünïcödé 你好`
-  const h = await send(app, guest.headers, c.id, hostile)
-  t.equal(h.statusCode, 201)
-  t.equal(h.json().body, hostile, 'stored and returned as data')
-  const longest = await send(app, guest.headers, c.id, 'y'.repeat(10_000))
-  t.equal(longest.statusCode, 201, '10,000 chars is allowed')
+    const emoji = await send(app, guest.headers, c.id, '😀'.repeat(150))
+    t.equal((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: guest.headers })).json().lastMessagePreview, '😀'.repeat(140), 'preview counts characters, never splits one')
+    t.equal(emoji.statusCode, 201)
+  })
 
-  // Paging: 5 messages so far; pages of 2, oldest first, every message once.
-  const seen: string[] = []
-  let cursor: string | null = null
-  let pages = 0
-  do {
-    const url: string = `/conversations/${c.id}/messages?limit=2${cursor ? `&cursor=${cursor}` : ''}`
-    const page = await app.inject({ method: 'GET', url, headers: pages % 2 ? guest.headers : ws.agent.headers })
-    t.equal(page.statusCode, 200)
-    const body = page.json()
-    seen.push(...body.data.map((m: { id: string }) => m.id))
-    cursor = body.nextCursor
-    pages++
-    if (pages === 1) {
-      // A message sent while paging appears at the end, once.
-      await send(app, guest.headers, c.id, 'while paging')
+  await t.test('bad bodies are 400; hostile text is stored as data; 10,000 characters are allowed', async (t) => {
+    for (const [payload, field] of [
+      [{ body: '' }, 'body'],
+      [{ body: 'x'.repeat(10_001) }, 'body'],
+      [{}, 'body'],
+      [{ body: 'hi', senderType: 'AGENT' }, 'senderType'],
+      [{ body: 'hi', clientMessageId: '' }, 'clientMessageId'],
+      [{ body: 'a\u0000b' }, 'body'],
+      [{ body: 'hi', clientMessageId: 'x\u0000' }, 'clientMessageId'],
+    ] as const) {
+      const res = await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload })
+      t.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 40))
+      t.match(res.json(), { code: 'VALIDATION_ERROR', message: new RegExp(field) })
     }
-  } while (cursor)
-  const all = await app.deps.sql`SELECT id FROM messages WHERE conversation_id = ${c.id} ORDER BY created_at, id`
-  t.same(seen, all.map((r) => r.id), 'every message once, oldest first')
-  t.equal(seen.length, 7)
-  t.equal(seen[0], m1.id)
+    const hostile = `'); DROP TABLE messages; -- \\ "quotes" <script>alert(1)</script> ünïcödé 你好`
+    const h = await send(app, guest.headers, c.id, hostile)
+    t.equal(h.statusCode, 201)
+    t.equal(h.json().body, hostile, 'stored and returned as data')
+    const longest = await send(app, guest.headers, c.id, 'y'.repeat(10_000))
+    t.equal(longest.statusCode, 201, '10,000 chars is allowed')
+  })
 
-  const page1 = (await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages?limit=1`, headers: ws.agent.headers })).json()
-  const tampered = page1.nextCursor.slice(0, -2) + (page1.nextCursor.endsWith('AA') ? 'AB' : 'AA')
-  const bad = await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages?cursor=${tampered}`, headers: ws.agent.headers })
-  t.equal(bad.statusCode, 400)
-  t.equal(bad.json().code, 'INVALID_CURSOR')
-  const c2 = await startConversation(app, guest)
-  const elsewhere = await app.inject({ method: 'GET', url: `/conversations/${c2.id}/messages?cursor=${page1.nextCursor}`, headers: ws.agent.headers })
-  t.equal(elsewhere.statusCode, 400, 'a cursor is bound to its conversation')
-  t.equal(elsewhere.json().code, 'INVALID_CURSOR')
-  for (const q of ['limit=0', 'limit=101', 'limit=abc', 'foo=1']) {
-    const res = await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages?${q}`, headers: ws.agent.headers })
-    t.equal(res.statusCode, 400, q)
-  }
+  await t.test('paging: oldest first, every message once, one sent while paging at the end', async (t) => {
+    // Paging: 5 messages so far; pages of 2, oldest first, every message once.
+    const seen: string[] = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const url: string = `/conversations/${c.id}/messages?limit=2${cursor ? `&cursor=${cursor}` : ''}`
+      const page = await app.inject({ method: 'GET', url, headers: pages % 2 ? guest.headers : ws.agent.headers })
+      t.equal(page.statusCode, 200)
+      const body = page.json()
+      seen.push(...body.data.map((m: { id: string }) => m.id))
+      cursor = body.nextCursor
+      pages++
+      if (pages === 1) {
+        // A message sent while paging appears at the end, once.
+        await send(app, guest.headers, c.id, 'while paging')
+      }
+    } while (cursor)
+    const all = await app.deps.sql`SELECT id FROM messages WHERE conversation_id = ${c.id} ORDER BY created_at, id`
+    t.same(seen, all.map((r) => r.id), 'every message once, oldest first')
+    t.equal(seen.length, 7)
+    t.equal(seen[0], m1.id)
+  })
+
+  await t.test('a tampered cursor or one of another conversation is 400 INVALID_CURSOR; bad limits 400', async (t) => {
+    const page1 = (await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages?limit=1`, headers: ws.agent.headers })).json()
+    const tampered = page1.nextCursor.slice(0, -2) + (page1.nextCursor.endsWith('AA') ? 'AB' : 'AA')
+    const bad = await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages?cursor=${tampered}`, headers: ws.agent.headers })
+    t.equal(bad.statusCode, 400)
+    t.equal(bad.json().code, 'INVALID_CURSOR')
+    const c2 = await startConversation(app, guest)
+    const elsewhere = await app.inject({ method: 'GET', url: `/conversations/${c2.id}/messages?cursor=${page1.nextCursor}`, headers: ws.agent.headers })
+    t.equal(elsewhere.statusCode, 400, 'a cursor is bound to its conversation')
+    t.equal(elsewhere.json().code, 'INVALID_CURSOR')
+    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'foo=1']) {
+      const res = await app.inject({ method: 'GET', url: `/conversations/${c.id}/messages?${q}`, headers: ws.agent.headers })
+      t.equal(res.statusCode, 400, q)
+    }
+  })
 })
 
 t.test('guest message reopens a resolved conversation; close/reopen/pin are idempotent', async (t) => {
@@ -200,61 +215,71 @@ t.test('guest message reopens a resolved conversation; close/reopen/pin are idem
   const guest = await seedGuest(app, ws)
   const c = await startConversation(app, guest)
   await send(app, guest.headers, c.id, 'hi')
-
   const closed = await patch(app, ws.agent.headers, c.id, 'close')
-  t.equal(closed.statusCode, 200)
-  t.match(closed.json(), { status: 'RESOLVED', unreadCount: 1, seen: false })
-  t.ok(closed.json().closedAt)
-  const ev = await events.waitFor((e) => e.event === 'conversation:updated' && e.payload.conversation.status === 'RESOLVED')
-  t.same(ev.payload.conversation, closed.json())
-  t.same(ev.rooms, [`guest:${guest.guestId}`, `ws:${ws.workspaceId}`].sort())
 
-  events.clear()
-  const again = await patch(app, ws.agent.headers, c.id, 'close')
-  t.equal(again.statusCode, 200)
-  t.same(again.json(), closed.json(), 'closing a resolved conversation changes nothing')
-  await events.settle()
-  t.equal(events.events.length, 0, 'and publishes nothing')
+  await t.test('close: RESOLVED, conversation:updated to both rooms', async (t) => {
+    t.equal(closed.statusCode, 200)
+    t.match(closed.json(), { status: 'RESOLVED', unreadCount: 1, seen: false })
+    t.ok(closed.json().closedAt)
+    const ev = await events.waitFor((e) => e.event === 'conversation:updated' && e.payload.conversation.status === 'RESOLVED')
+    t.same(ev.payload.conversation, closed.json())
+    t.same(ev.rooms, [`guest:${guest.guestId}`, `ws:${ws.workspaceId}`].sort())
+  })
 
-  const agentMsg = await send(app, ws.agent.headers, c.id, 'anything else?')
-  t.equal(agentMsg.statusCode, 201)
-  t.equal((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json().status, 'RESOLVED', 'an agent message does not reopen')
+  await t.test('closing a resolved conversation changes and publishes nothing', async (t) => {
+    events.clear()
+    const again = await patch(app, ws.agent.headers, c.id, 'close')
+    t.equal(again.statusCode, 200)
+    t.same(again.json(), closed.json(), 'closing a resolved conversation changes nothing')
+    await events.settle()
+    t.equal(events.events.length, 0, 'and publishes nothing')
+  })
 
-  events.clear()
-  const guestMsg = await send(app, guest.headers, c.id, 'yes, one more thing')
-  t.equal(guestMsg.statusCode, 201)
-  const reopened = (await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json()
-  t.match(reopened, { status: 'OPEN', closedAt: null, unreadCount: 2 })
-  const upd = await events.waitFor((e) => e.event === 'conversation:updated')
-  t.equal(upd.payload.conversation.status, 'OPEN')
+  await t.test("an agent's message does not reopen it, a guest's does (also a legacy CLOSED one)", async (t) => {
+    const agentMsg = await send(app, ws.agent.headers, c.id, 'anything else?')
+    t.equal(agentMsg.statusCode, 201)
+    t.equal((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json().status, 'RESOLVED', 'an agent message does not reopen')
 
-  // Legacy CLOSED behaves like RESOLVED: a guest message reopens it.
-  await app.deps.sql`UPDATE conversations SET status = 'CLOSED', closed_at = now() WHERE id = ${c.id}`
-  await app.deps.sql`DELETE FROM unread_counters`
-  await send(app, guest.headers, c.id, 'legacy')
-  t.match((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json(), { status: 'OPEN', closedAt: null })
-  await patch(app, ws.agent.headers, c.id, 'close')
+    events.clear()
+    const guestMsg = await send(app, guest.headers, c.id, 'yes, one more thing')
+    t.equal(guestMsg.statusCode, 201)
+    const reopened = (await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json()
+    t.match(reopened, { status: 'OPEN', closedAt: null, unreadCount: 2 })
+    const upd = await events.waitFor((e) => e.event === 'conversation:updated')
+    t.equal(upd.payload.conversation.status, 'OPEN')
 
-  const re = await patch(app, ws.agent.headers, c.id, 'reopen')
-  t.match(re.json(), { status: 'OPEN', closedAt: null })
-  const re2 = await patch(app, ws.agent.headers, c.id, 'reopen')
-  t.same(re2.json(), re.json(), 'reopening an open one changes nothing')
+    // Legacy CLOSED behaves like RESOLVED: a guest message reopens it.
+    await app.deps.sql`UPDATE conversations SET status = 'CLOSED', closed_at = now() WHERE id = ${c.id}`
+    await app.deps.sql`DELETE FROM unread_counters`
+    await send(app, guest.headers, c.id, 'legacy')
+    t.match((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json(), { status: 'OPEN', closedAt: null })
+    await patch(app, ws.agent.headers, c.id, 'close')
+  })
 
-  const pin = await patch(app, ws.agent.headers, c.id, 'pin')
-  t.equal(pin.json().pinned, true)
-  t.equal((await patch(app, ws.agent.headers, c.id, 'pin')).json().updatedAt, pin.json().updatedAt)
-  const unpin = await patch(app, ws.agent.headers, c.id, 'unpin')
-  t.equal(unpin.json().pinned, false)
+  await t.test('reopen, pin and unpin are idempotent', async (t) => {
+    const re = await patch(app, ws.agent.headers, c.id, 'reopen')
+    t.match(re.json(), { status: 'OPEN', closedAt: null })
+    const re2 = await patch(app, ws.agent.headers, c.id, 'reopen')
+    t.same(re2.json(), re.json(), 'reopening an open one changes nothing')
 
-  for (const action of ['close', 'reopen', 'pin', 'unpin', 'assign-agent', 'unassign-agent']) {
-    const res = await patch(app, guest.headers, c.id, action, action === 'assign-agent' ? { agentId: ws.agent.userId } : undefined)
-    t.equal(res.statusCode, 401, `a visitor cannot ${action}`)
-  }
-  const unknown = await app.inject({ method: 'PATCH', url: `/conversations/${c.id}/close`, headers: ws.agent.headers, payload: { status: 'OPEN' } })
-  t.equal(unknown.statusCode, 400, 'a body on a no-body route is refused')
-  t.match(unknown.json(), { code: 'VALIDATION_ERROR', message: "unknown field 'status'" })
-  t.equal((await app.inject({ method: 'PATCH', url: `/conversations/${c.id}/pin`, headers: ws.agent.headers, payload: {} })).statusCode, 200, '{} is no body')
-  t.equal((await app.inject({ method: 'PATCH', url: `/conversations/${c.id}/pin`, headers: { ...ws.agent.headers, 'content-type': 'application/json' }, payload: '' })).statusCode, 200, 'an empty JSON body is no body')
+    const pin = await patch(app, ws.agent.headers, c.id, 'pin')
+    t.equal(pin.json().pinned, true)
+    t.equal((await patch(app, ws.agent.headers, c.id, 'pin')).json().updatedAt, pin.json().updatedAt)
+    const unpin = await patch(app, ws.agent.headers, c.id, 'unpin')
+    t.equal(unpin.json().pinned, false)
+  })
+
+  await t.test('visitors may not act (401); a body on a no-body action is 400, {} or an empty body is none', async (t) => {
+    for (const action of ['close', 'reopen', 'pin', 'unpin', 'assign-agent', 'unassign-agent']) {
+      const res = await patch(app, guest.headers, c.id, action, action === 'assign-agent' ? { agentId: ws.agent.userId } : undefined)
+      t.equal(res.statusCode, 401, `a visitor cannot ${action}`)
+    }
+    const unknown = await app.inject({ method: 'PATCH', url: `/conversations/${c.id}/close`, headers: ws.agent.headers, payload: { status: 'OPEN' } })
+    t.equal(unknown.statusCode, 400, 'a body on a no-body route is refused')
+    t.match(unknown.json(), { code: 'VALIDATION_ERROR', message: "unknown field 'status'" })
+    t.equal((await app.inject({ method: 'PATCH', url: `/conversations/${c.id}/pin`, headers: ws.agent.headers, payload: {} })).statusCode, 200, '{} is no body')
+    t.equal((await app.inject({ method: 'PATCH', url: `/conversations/${c.id}/pin`, headers: { ...ws.agent.headers, 'content-type': 'application/json' }, payload: '' })).statusCode, 200, 'an empty JSON body is no body')
+  })
 })
 
 t.test('delete: soft, permission, second delete 404, messages refused, event', async (t) => {

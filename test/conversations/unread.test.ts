@@ -69,57 +69,71 @@ t.test('unread-count follows every operation', async (t) => {
   const zero = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {} }
 
   const a = await startConversation(app, guest)
-  t.same(await unreadCount(app, ws), zero, 'a new conversation is not unread')
-  await send(app, guest.headers, a.id, 'one')
-  await send(app, guest.headers, a.id, 'two')
-  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 2, byChannel: { [ws.channelId]: 1 } })
-  await send(app, ws.agent.headers, a.id, 'reply')
-  t.same((await unreadCount(app, ws)).messages, 2, 'agent messages are not unread')
+
+  await t.test("a guest's messages make the conversation unread, an agent's do not", async (t) => {
+    t.same(await unreadCount(app, ws), zero, 'a new conversation is not unread')
+    await send(app, guest.headers, a.id, 'one')
+    await send(app, guest.headers, a.id, 'two')
+    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 2, byChannel: { [ws.channelId]: 1 } })
+    await send(app, ws.agent.headers, a.id, 'reply')
+    t.same((await unreadCount(app, ws)).messages, 2, 'agent messages are not unread')
+  })
 
   const bRes = await app.inject({ method: 'POST', url: '/conversations', headers: g2headers, payload: { channelId: ch2, guestId: g2.guestId } })
   const b = bRes.json()
-  await send(app, g2headers, b.id, 'other channel')
-  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } })
 
-  await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.agent.userId })
-  t.same(await unreadCount(app, ws), { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'assign: mine for the agent')
-  t.equal((await unreadCount(app, ws, ws.admin)).mine, 0, 'not mine for another member')
-  await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.admin.userId })
-  t.equal((await unreadCount(app, ws, ws.admin)).mine, 1, 'reassign moves it')
-  t.equal((await unreadCount(app, ws)).mine, 0)
-  await patch(app, ws.admin.headers, a.id, 'unassign-agent')
-  t.same(await unreadCount(app, ws, ws.admin), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'unassign')
+  await t.test('a conversation on another channel counts in its own byChannel entry', async (t) => {
+    await send(app, g2headers, b.id, 'other channel')
+    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } })
+  })
 
-  await patch(app, ws.agent.headers, a.id, 'close')
-  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'close leaves the counts')
-  t.equal((await app.inject({ method: 'GET', url: `/conversations/${a.id}`, headers: ws.agent.headers })).json().unreadCount, 2, 'but keeps its unreadCount')
-  await patch(app, ws.agent.headers, a.id, 'reopen')
-  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'reopen brings it back')
-  await patch(app, ws.agent.headers, a.id, 'close')
-  await send(app, guest.headers, a.id, 'three')
-  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 4, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'a guest message reopens and counts')
+  await t.test('assign, reassign and unassign move it between mine and unassigned', async (t) => {
+    await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.agent.userId })
+    t.same(await unreadCount(app, ws), { total: 2, mine: 1, unassigned: 1, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'assign: mine for the agent')
+    t.equal((await unreadCount(app, ws, ws.admin)).mine, 0, 'not mine for another member')
+    await patch(app, ws.admin.headers, a.id, 'assign-agent', { agentId: ws.admin.userId })
+    t.equal((await unreadCount(app, ws, ws.admin)).mine, 1, 'reassign moves it')
+    t.equal((await unreadCount(app, ws)).mine, 0)
+    await patch(app, ws.admin.headers, a.id, 'unassign-agent')
+    t.same(await unreadCount(app, ws, ws.admin), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'unassign')
+  })
 
-  await patch(app, ws.agent.headers, a.id, 'mark-seen')
-  t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'mark seen')
-  await patch(app, g2headers, b.id, 'mark-seen')
-  t.equal((await unreadCount(app, ws)).total, 1, 'a visitor mark-seen does not touch the agents counts')
+  await t.test('close leaves the counts, reopen and a guest message bring it back', async (t) => {
+    await patch(app, ws.agent.headers, a.id, 'close')
+    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'close leaves the counts')
+    t.equal((await app.inject({ method: 'GET', url: `/conversations/${a.id}`, headers: ws.agent.headers })).json().unreadCount, 2, 'but keeps its unreadCount')
+    await patch(app, ws.agent.headers, a.id, 'reopen')
+    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 3, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'reopen brings it back')
+    await patch(app, ws.agent.headers, a.id, 'close')
+    await send(app, guest.headers, a.id, 'three')
+    t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 4, byChannel: { [ws.channelId]: 1, [ch2]: 1 } }, 'a guest message reopens and counts')
+  })
 
-  await patch(app, ws.agent.headers, b.id, 'pin')
-  t.equal((await unreadCount(app, ws)).total, 1, 'pin changes no count')
-  await app.inject({ method: 'DELETE', url: `/conversations/${b.id}`, headers: ws.owner.headers })
-  t.same(await unreadCount(app, ws), zero, 'delete')
-  t.same(await unreadCount(app, ws2, ws2.agent), zero, 'another workspace sees none of it')
+  await t.test("a member's mark-seen clears it, a visitor's does not; pin changes nothing; delete clears it", async (t) => {
+    await patch(app, ws.agent.headers, a.id, 'mark-seen')
+    t.same(await unreadCount(app, ws), { total: 1, mine: 0, unassigned: 1, messages: 1, byChannel: { [ch2]: 1 } }, 'mark seen')
+    await patch(app, g2headers, b.id, 'mark-seen')
+    t.equal((await unreadCount(app, ws)).total, 1, 'a visitor mark-seen does not touch the agents counts')
 
-  const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })
-  t.equal(rec.statusCode, 200)
-  t.match(rec.json(), { corrected: false, conversationsFixed: 0 })
-  t.same(rec.json().before, rec.json().after)
+    await patch(app, ws.agent.headers, b.id, 'pin')
+    t.equal((await unreadCount(app, ws)).total, 1, 'pin changes no count')
+    await app.inject({ method: 'DELETE', url: `/conversations/${b.id}`, headers: ws.owner.headers })
+    t.same(await unreadCount(app, ws), zero, 'delete')
+    t.same(await unreadCount(app, ws2, ws2.agent), zero, 'another workspace sees none of it')
+  })
 
-  const slots = await app.deps.sql`SELECT count(DISTINCT slot)::int AS n FROM unread_counters WHERE workspace_id = ${ws.workspaceId}`
-  t.ok(slots[0].n > 1, 'writers spread over slot rows')
+  await t.test('reconcile finds nothing to correct; writers spread over slot rows; not for visitors', async (t) => {
+    const rec = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })
+    t.equal(rec.statusCode, 200)
+    t.match(rec.json(), { corrected: false, conversationsFixed: 0 })
+    t.same(rec.json().before, rec.json().after)
 
-  t.equal((await app.inject({ method: 'GET', url: '/conversations/unread-count', headers: guest.headers })).statusCode, 401, 'not for visitors')
-  t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: guest.headers })).statusCode, 401)
+    const slots = await app.deps.sql`SELECT count(DISTINCT slot)::int AS n FROM unread_counters WHERE workspace_id = ${ws.workspaceId}`
+    t.ok(slots[0].n > 1, 'writers spread over slot rows')
+
+    t.equal((await app.inject({ method: 'GET', url: '/conversations/unread-count', headers: guest.headers })).statusCode, 401, 'not for visitors')
+    t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: guest.headers })).statusCode, 401)
+  })
 })
 
 t.test('reconcile repairs drifted counters and unread counts', async (t) => {

@@ -99,107 +99,130 @@ t.teardown(async () => {
 t.test('npm start with nothing configured: the core flows on an embedded PostgreSQL in single-process mode', async (t) => {
   const api = await start()
   const { port } = api
+  // Sockets live until the end of the whole flow (SIGTERM lets them go), not of their subtest.
+  const outer = t
 
-  // What it said, once each: where the data and the generated secrets are.
-  const parleyDir = join(dir, '.parley')
-  t.ok(api.lines().some((l) => String(l.msg).startsWith(`embedded PostgreSQL: data in ${join(parleyDir, 'pg')}`)), 'one line says where the database is')
-  t.ok(api.lines().some((l) => String(l.msg).includes(`generated in .parley/secrets.json`)), 'one line says where the secrets are')
-  const secrets = JSON.parse(readFileSync(join(parleyDir, 'secrets.json'), 'utf8')) as Record<string, string>
-  t.same(Object.keys(secrets).sort(), ['AUTH_JWT_SECRET', 'VISITOR_SESSION_SECRET'])
-  t.equal(statSync(join(parleyDir, 'secrets.json')).mode & 0o777, 0o600, 'secrets readable by their owner only')
-  t.notOk(api.log().includes(secrets.VISITOR_SESSION_SECRET) || api.log().includes(secrets.AUTH_JWT_SECRET), 'no secret in the log')
-
-  const health = await call(port, 'GET', '/health', {})
-  t.equal(health.status, 200)
-  t.match(health.body, { status: 'ok', database: 'online', redis: 'in-process' }, '/health says what it checked')
+  await t.test('it says once where the data and the generated secrets are; the secrets are its own, never logged', async (t) => {
+    // What it said, once each: where the data and the generated secrets are.
+    const parleyDir = join(dir, '.parley')
+    t.ok(api.lines().some((l) => String(l.msg).startsWith(`embedded PostgreSQL: data in ${join(parleyDir, 'pg')}`)), 'one line says where the database is')
+    t.ok(api.lines().some((l) => String(l.msg).includes(`generated in .parley/secrets.json`)), 'one line says where the secrets are')
+    const secrets = JSON.parse(readFileSync(join(parleyDir, 'secrets.json'), 'utf8')) as Record<string, string>
+    t.same(Object.keys(secrets).sort(), ['AUTH_JWT_SECRET', 'VISITOR_SESSION_SECRET'])
+    t.equal(statSync(join(parleyDir, 'secrets.json')).mode & 0o777, 0o600, 'secrets readable by their owner only')
+    t.notOk(api.log().includes(secrets.VISITOR_SESSION_SECRET) || api.log().includes(secrets.AUTH_JWT_SECRET), 'no secret in the log')
+  })
 
   // A member token from `npm run token`, signed with the generated secret.
   const issued = token('alice', 'Alice')
-  t.equal(issued.status, 0, issued.stderr)
   const jwt = issued.stdout.trim()
-  t.match(jwt, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'prints the token alone')
   const bearer = { authorization: `Bearer ${jwt}` }
 
+  await t.test('/health says what it checked; npm run token prints a member token alone', async (t) => {
+    const health = await call(port, 'GET', '/health', {})
+    t.equal(health.status, 200)
+    t.match(health.body, { status: 'ok', database: 'online', redis: 'in-process' }, '/health says what it checked')
+    t.equal(issued.status, 0, issued.stderr)
+    t.match(jwt, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'prints the token alone')
+  })
+
   const ws = await call(port, 'POST', '/workspaces', bearer, { name: 'Acme' })
-  t.equal(ws.status, 201)
   const member = { ...bearer, 'x-workspace-id': ws.body.id as string }
   const channel = await call(port, 'POST', '/channels', member, { name: 'Website' })
-  t.equal(channel.status, 201)
   const visitor = await call(port, 'POST', '/auth', {}, { channelId: channel.body.id, name: 'Gina', email: 'gina@example.test' })
-  t.equal(visitor.status, 201)
   const guestHeaders = { 'x-visitor-session': visitor.body.visitorSession as string }
-
-  // Nobody connected yet: the widget says nobody is online.
   const widgetOnline = async () => (await call(port, 'GET', `/support/widget/${channel.body.id}`, {})).body.online as boolean
-  t.equal(await widgetOnline(), false, 'the widget: nobody online before a member connects')
+  let socket: Socket
+  let conv: Awaited<ReturnType<typeof call>>
 
-  // A member socket on the API's own port receives message:new; presence is kept in memory.
-  const socket: Socket = connect(`http://127.0.0.1:${port}`, { auth: { token: jwt, workspaceId: ws.body.id }, transports: ['websocket'], reconnection: false })
-  t.teardown(() => socket.close())
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve())
-    socket.once('connect_error', reject)
+  await t.test('a workspace, a channel and a visitor session with that token', async (t) => {
+    t.equal(ws.status, 201)
+    t.equal(channel.status, 201)
+    t.equal(visitor.status, 201)
   })
-  const agents = await call(port, 'GET', '/conversations/available-agents', member)
-  t.equal(agents.status, 200)
-  t.match(agents.body.data, [{ userId: 'alice', presence: 'online' }], 'the connected member is online')
-  // The widget's answer is cached up to WIDGET_CACHE_MS (1 s): it turns within a couple of seconds.
-  await waitFor(widgetOnline, 5000, 200)
-  t.pass('GET /support/widget/:channelId says online:true while the member socket is connected')
 
-  // A visitor's socket on the same port: online in GET /visitors/online, its page visit recorded.
-  const visitorSocket: Socket = connect(`http://127.0.0.1:${port}`, { auth: { visitorSession: visitor.body.visitorSession }, transports: ['websocket'], reconnection: false })
-  t.teardown(() => visitorSocket.close())
-  await new Promise<void>((resolve, reject) => {
-    visitorSocket.once('connect', () => resolve())
-    visitorSocket.once('connect_error', reject)
+  await t.test('presence in memory: a member socket on the API port is online, and the widget says so', async (t) => {
+    // Nobody connected yet: the widget says nobody is online.
+    t.equal(await widgetOnline(), false, 'the widget: nobody online before a member connects')
+
+    // A member socket on the API's own port receives message:new; presence is kept in memory.
+    socket = connect(`http://127.0.0.1:${port}`, { auth: { token: jwt, workspaceId: ws.body.id }, transports: ['websocket'], reconnection: false })
+    outer.teardown(() => socket.close())
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve())
+      socket.once('connect_error', reject)
+    })
+    const agents = await call(port, 'GET', '/conversations/available-agents', member)
+    t.equal(agents.status, 200)
+    t.match(agents.body.data, [{ userId: 'alice', presence: 'online' }], 'the connected member is online')
+    // The widget's answer is cached up to WIDGET_CACHE_MS (1 s): it turns within a couple of seconds.
+    await waitFor(widgetOnline, 5000, 200)
+    t.pass('GET /support/widget/:channelId says online:true while the member socket is connected')
   })
-  const onlineIds = async () => ((await call(port, 'GET', '/visitors/online', member)).body.data as { id: string }[]).map((v) => v.id)
-  await waitFor(async () => (await onlineIds()).includes(visitor.body.guestId as string), 5000, 100)
-  t.same(await onlineIds(), [visitor.body.guestId], 'GET /visitors/online lists the connected visitor')
-  const ack = await visitorSocket.timeout(5000).emitWithAck('page:visit', { url: 'https://shop.example/pricing', title: 'Pricing' })
-  t.same(ack, { ok: true, recorded: true }, 'page:visit recorded')
-  const profile = await call(port, 'GET', `/visitors/${visitor.body.guestId}`, member)
-  t.match(profile.body, { online: true, currentPage: { url: 'https://shop.example/pricing', title: 'Pricing' }, pageVisits: [{ title: 'Pricing' }] })
 
-  const conv = await call(port, 'POST', '/conversations', guestHeaders, { channelId: channel.body.id, guestId: visitor.body.guestId })
-  t.equal(conv.status, 201)
-  const received = new Promise<{ message: { id: string; body: string } }>((resolve) => socket.once('message:new', resolve))
-  const msg = await call(port, 'POST', `/conversations/${conv.body.id}/messages`, guestHeaders, { body: 'Hello, my parcel never arrived' })
-  t.equal(msg.status, 201)
-  const event = await received
-  t.equal(event.message.id, msg.body.id, 'the member socket got message:new')
+  await t.test("a visitor's socket on the same port: online, its page visit recorded", async (t) => {
+    // A visitor's socket on the same port: online in GET /visitors/online, its page visit recorded.
+    const visitorSocket: Socket = connect(`http://127.0.0.1:${port}`, { auth: { visitorSession: visitor.body.visitorSession }, transports: ['websocket'], reconnection: false })
+    outer.teardown(() => visitorSocket.close())
+    await new Promise<void>((resolve, reject) => {
+      visitorSocket.once('connect', () => resolve())
+      visitorSocket.once('connect_error', reject)
+    })
+    const onlineIds = async () => ((await call(port, 'GET', '/visitors/online', member)).body.data as { id: string }[]).map((v) => v.id)
+    await waitFor(async () => (await onlineIds()).includes(visitor.body.guestId as string), 5000, 100)
+    t.same(await onlineIds(), [visitor.body.guestId], 'GET /visitors/online lists the connected visitor')
+    const ack = await visitorSocket.timeout(5000).emitWithAck('page:visit', { url: 'https://shop.example/pricing', title: 'Pricing' })
+    t.same(ack, { ok: true, recorded: true }, 'page:visit recorded')
+    const profile = await call(port, 'GET', `/visitors/${visitor.body.guestId}`, member)
+    t.match(profile.body, { online: true, currentPage: { url: 'https://shop.example/pricing', title: 'Pricing' }, pageVisits: [{ title: 'Pricing' }] })
+  })
 
-  const list = await call(port, 'GET', '/conversations', member)
-  t.equal(list.status, 200)
-  t.same(list.body.data.map((c: { id: string }) => c.id), [conv.body.id], 'the conversation is in the list')
-  const search = await call(port, 'GET', '/conversations/search?q=parcel', member)
-  t.equal(search.status, 200)
-  t.same(search.body.data.map((c: { id: string }) => c.id), [conv.body.id], 'full-text search finds it (pg_trgm and FTS on the embedded server)')
+  await t.test("a visitor's message reaches the member socket; the list and full-text search find it", async (t) => {
+    conv = await call(port, 'POST', '/conversations', guestHeaders, { channelId: channel.body.id, guestId: visitor.body.guestId })
+    t.equal(conv.status, 201)
+    const received = new Promise<{ message: { id: string; body: string } }>((resolve) => socket.once('message:new', resolve))
+    const msg = await call(port, 'POST', `/conversations/${conv.body.id}/messages`, guestHeaders, { body: 'Hello, my parcel never arrived' })
+    t.equal(msg.status, 201)
+    const event = await received
+    t.equal(event.message.id, msg.body.id, 'the member socket got message:new')
 
-  // The transcript job runs on pg-boss in the embedded database; without SMTP_URL it is logged.
-  const transcript = await call(port, 'POST', `/conversations/${conv.body.id}/transcript`, member, { email: 'boss@example.test' })
-  t.equal(transcript.status, 200)
-  await waitFor(() => api.lines().some((l) => l.msg === 'transcript mail sent'), 30_000, 100)
-  t.ok(api.lines().some((l) => l.msg === 'mail (no SMTP_URL: logged, not sent)'), 'the worker rendered and "sent" it')
+    const list = await call(port, 'GET', '/conversations', member)
+    t.equal(list.status, 200)
+    t.same(list.body.data.map((c: { id: string }) => c.id), [conv.body.id], 'the conversation is in the list')
+    const search = await call(port, 'GET', '/conversations/search?q=parcel', member)
+    t.equal(search.status, 200)
+    t.same(search.body.data.map((c: { id: string }) => c.id), [conv.body.id], 'full-text search finds it (pg_trgm and FTS on the embedded server)')
+  })
 
-  // A rate limit, counted in memory: POST /auth's default 20 a minute per address and channel
-  // (one used above).
-  const statuses: number[] = []
-  for (let i = 0; i < 20; i++) statuses.push((await call(port, 'POST', '/auth', {}, { channelId: channel.body.id, name: `G${i}`, email: `g${i}@example.test` })).status)
-  t.same(statuses.slice(0, 19), Array(19).fill(201))
-  const limited = await call(port, 'POST', '/auth', {}, { channelId: channel.body.id, name: 'Late', email: 'late@example.test' })
-  t.equal(statuses[19], 429, 'the 21st is refused')
-  t.equal(limited.status, 429)
-  t.equal(limited.body.code, 'RATE_LIMITED')
-  t.ok(Number(limited.headers.get('retry-after')) > 0)
+  await t.test('the transcript job runs on pg-boss in the embedded database (logged without SMTP_URL)', async (t) => {
+    // The transcript job runs on pg-boss in the embedded database; without SMTP_URL it is logged.
+    const transcript = await call(port, 'POST', `/conversations/${conv.body.id}/transcript`, member, { email: 'boss@example.test' })
+    t.equal(transcript.status, 200)
+    await waitFor(() => api.lines().some((l) => l.msg === 'transcript mail sent'), 30_000, 100)
+    t.ok(api.lines().some((l) => l.msg === 'mail (no SMTP_URL: logged, not sent)'), 'the worker rendered and "sent" it')
+  })
 
-  // SIGTERM with the socket still open: it is disconnected, the server exits 0 and stops its database.
-  const dropped = new Promise<string>((resolve) => socket.once('disconnect', resolve))
-  api.child.kill('SIGTERM')
-  t.equal(await dropped, 'io server disconnect', 'the server let the socket go')
-  t.equal(await api.exited, 0, 'exits 0')
-  t.ok(serverGone(), 'the embedded PostgreSQL stopped with it')
+  await t.test('a rate limit counted in memory: the 21st POST /auth a minute is 429', async (t) => {
+    // A rate limit, counted in memory: POST /auth's default 20 a minute per address and channel
+    // (one used above).
+    const statuses: number[] = []
+    for (let i = 0; i < 20; i++) statuses.push((await call(port, 'POST', '/auth', {}, { channelId: channel.body.id, name: `G${i}`, email: `g${i}@example.test` })).status)
+    t.same(statuses.slice(0, 19), Array(19).fill(201))
+    const limited = await call(port, 'POST', '/auth', {}, { channelId: channel.body.id, name: 'Late', email: 'late@example.test' })
+    t.equal(statuses[19], 429, 'the 21st is refused')
+    t.equal(limited.status, 429)
+    t.equal(limited.body.code, 'RATE_LIMITED')
+    t.ok(Number(limited.headers.get('retry-after')) > 0)
+  })
+
+  await t.test('SIGTERM with a socket open: it is let go, the server exits 0 and stops its database', async (t) => {
+    // SIGTERM with the socket still open: it is disconnected, the server exits 0 and stops its database.
+    const dropped = new Promise<string>((resolve) => socket.once('disconnect', resolve))
+    api.child.kill('SIGTERM')
+    t.equal(await dropped, 'io server disconnect', 'the server let the socket go')
+    t.equal(await api.exited, 0, 'exits 0')
+    t.ok(serverGone(), 'the embedded PostgreSQL stopped with it')
+  })
 })
 
 t.test('data survives restarts; a SIGKILLed start leaves a server the next start stops', async (t) => {

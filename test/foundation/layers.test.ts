@@ -1,5 +1,6 @@
 import t from 'tap'
 import {
+  cardHelperViolations,
   checkLayers,
   codeLiteralViolations,
   codeLiterals,
@@ -110,4 +111,25 @@ t.test('error codes are minted in src/errors.ts only', async (t) => {
   t.same(codeLiteralViolations('src/x.ts', "import { badRequest } from './y.js'\nbadRequest('m', 'NOT_OURS')"), [], 'only factories of errors.ts')
   t.same(codeLiteralViolations('src/errors.ts', "export const x = () => new AppError(400, 'X_Y', 'm')"), [], 'errors.ts is their home')
   t.same(codeLiterals(), [], 'no place outside src/errors.ts mints one, the gateway included')
+})
+
+t.test("the design card's packages do one job: no second token check, no sensible errors", async (t) => {
+  const route = `export default async (app) => {
+  app.get('/a', async (request, reply) => {
+    await request.jwtVerify()
+    const x = await app.jwt.verify('t')
+    if (!x) return reply.notFound()
+    app.assert(x, 400)
+    throw app.httpErrors.conflict()
+  })
+}`
+  const found = cardHelperViolations('routes/a/index.ts', route)
+  t.equal(found.length, 5, found.join('\n'))
+  t.match(found[0], /routes\/a\/index.ts:3: `request.jwtVerify`: member tokens are verified through ctx.memberTokens/)
+  t.match(found[1], /:4: `app.jwt`: routes never reach @fastify\/jwt/)
+  t.match(found[2], /:5: `reply.notFound`: @fastify\/sensible's errors are not used/)
+  t.match(found[3], /:6: `app.assert`/)
+  t.match(found[4], /:7: `app.httpErrors`/)
+  t.same(cardHelperViolations('plugins/deps.ts', 'const v = (token) => app.jwt.verify(token)'), [], 'plugins/deps.ts wraps app.jwt.verify')
+  t.same(cardHelperViolations('routes/a.ts', "reply.cacheControl('no-store').vary('x-channel-token'); t.assert(true); forbidden('x')"), [], "sensible's caching helpers, other objects' assert and our factories pass")
 })

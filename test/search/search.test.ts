@@ -35,63 +35,71 @@ t.test('search: messages and guests, ranked, scoped, highlighted, paginated', as
   const foreign = await seedConversation(app, other, stranger)
   await seedMessages(app, foreign, [{ body: 'refund refund refund warranty' }])
 
-  const r1 = await search('refund')
-  t.equal(r1.statusCode, 200)
-  const ids1 = r1.json().data.map((i: Item) => i.id)
-  t.same(ids1, [refund, shipping], 'best match first, deleted and other workspaces absent')
-  t.equal(r1.json().nextCursor, null)
-  const first = r1.json().data[0]
-  t.match(first.match, /<mark>refund<\/mark>/i)
-  t.equal(first.guest.name, 'Alice Wonder')
-  t.equal(first.status, 'OPEN')
+  await t.test('message text: best match first, deleted and other workspaces absent, highlighted and escaped', async (t) => {
+    const r1 = await search('refund')
+    t.equal(r1.statusCode, 200)
+    const ids1 = r1.json().data.map((i: Item) => i.id)
+    t.same(ids1, [refund, shipping], 'best match first, deleted and other workspaces absent')
+    t.equal(r1.json().nextCursor, null)
+    const first = r1.json().data[0]
+    t.match(first.match, /<mark>refund<\/mark>/i)
+    t.equal(first.guest.name, 'Alice Wonder')
+    t.equal(first.status, 'OPEN')
 
-  const closedHit = await search('warranty')
-  t.same(closedHit.json().data.map((i: Item) => i.id), [closed], 'resolved conversations are searched too')
-  const m = closedHit.json().data[0].match as string
-  t.match(m, /<mark>warranty<\/mark>/)
-  t.notOk(/<b>/.test(m), 'no raw markup from the body')
-  t.ok(m.includes('&#38;'), 'the rest is HTML-escaped')
+    const closedHit = await search('warranty')
+    t.same(closedHit.json().data.map((i: Item) => i.id), [closed], 'resolved conversations are searched too')
+    const m = closedHit.json().data[0].match as string
+    t.match(m, /<mark>warranty<\/mark>/)
+    t.notOk(/<b>/.test(m), 'no raw markup from the body')
+    t.ok(m.includes('&#38;'), 'the rest is HTML-escaped')
+  })
 
-  // Guest name / e-mail substrings (3+ chars), exact names first.
-  const byName = await search('wonder')
-  t.same(byName.json().data.map((i: Item) => i.id), [refund])
-  t.match(byName.json().data[0].match, /<mark>Wonder<\/mark>/)
-  const byEmail = await search('builder.te')
-  t.same(byEmail.json().data.map((i: Item) => i.id), [shipping])
-  t.match(byEmail.json().data[0].match, /bob@<mark>builder\.te<\/mark>st/)
-  const carolOnly = await search('Carol')
-  t.same(carolOnly.json().data.map((i: Item) => i.id), [closed], "the guest's deleted conversation stays out")
-  const combined = await search('refund order')
-  t.same(combined.json().data.map((i: Item) => i.id), [refund], 'both words must match one message (websearch AND)')
-  const orQuery = await search('parcel or warranty')
-  t.same(orQuery.json().data.map((i: Item) => i.id).sort(), [closed, shipping].sort(), 'websearch syntax: or')
-  const phrase = await search('"refund started"')
-  t.same(phrase.json().data.map((i: Item) => i.id), [refund], 'websearch syntax: phrase')
-  const negated = await search('refund -parcel')
-  t.same(negated.json().data.map((i: Item) => i.id), [refund], 'websearch syntax: negation')
+  await t.test("guests' names and e-mails by substring; websearch syntax (AND, or, phrase, negation)", async (t) => {
+    // Guest name / e-mail substrings (3+ chars), exact names first.
+    const byName = await search('wonder')
+    t.same(byName.json().data.map((i: Item) => i.id), [refund])
+    t.match(byName.json().data[0].match, /<mark>Wonder<\/mark>/)
+    const byEmail = await search('builder.te')
+    t.same(byEmail.json().data.map((i: Item) => i.id), [shipping])
+    t.match(byEmail.json().data[0].match, /bob@<mark>builder\.te<\/mark>st/)
+    const carolOnly = await search('Carol')
+    t.same(carolOnly.json().data.map((i: Item) => i.id), [closed], "the guest's deleted conversation stays out")
+    const combined = await search('refund order')
+    t.same(combined.json().data.map((i: Item) => i.id), [refund], 'both words must match one message (websearch AND)')
+    const orQuery = await search('parcel or warranty')
+    t.same(orQuery.json().data.map((i: Item) => i.id).sort(), [closed, shipping].sort(), 'websearch syntax: or')
+    const phrase = await search('"refund started"')
+    t.same(phrase.json().data.map((i: Item) => i.id), [refund], 'websearch syntax: phrase')
+    const negated = await search('refund -parcel')
+    t.same(negated.json().data.map((i: Item) => i.id), [refund], 'websearch syntax: negation')
+  })
 
-  // Validation of q, limit and cursor.
-  for (const q of ['x', 'y'.repeat(201)]) {
-    const bad = await search(q)
-    t.equal(bad.statusCode, 400, `q of ${q.length} chars`)
-    t.equal(bad.json().code, 'VALIDATION_ERROR')
-    t.match(bad.json().message, /q/)
-  }
-  const missing = await app.inject({ method: 'GET', url: '/conversations/search', headers: ws.agent.headers })
-  t.equal(missing.statusCode, 400)
-  t.equal((await search('refund', { limit: '0' })).statusCode, 400)
-  t.equal((await search('refund', { limit: '101' })).statusCode, 400)
-  const tampered = await search('refund', { cursor: 'abc.def' })
-  t.equal(tampered.statusCode, 400)
-  t.equal(tampered.json().code, 'INVALID_CURSOR')
+  await t.test('q, limit and cursor are validated (400 VALIDATION_ERROR, INVALID_CURSOR)', async (t) => {
+    // Validation of q, limit and cursor.
+    for (const q of ['x', 'y'.repeat(201)]) {
+      const bad = await search(q)
+      t.equal(bad.statusCode, 400, `q of ${q.length} chars`)
+      t.equal(bad.json().code, 'VALIDATION_ERROR')
+      t.match(bad.json().message, /q/)
+    }
+    const missing = await app.inject({ method: 'GET', url: '/conversations/search', headers: ws.agent.headers })
+    t.equal(missing.statusCode, 400)
+    t.equal((await search('refund', { limit: '0' })).statusCode, 400)
+    t.equal((await search('refund', { limit: '101' })).statusCode, 400)
+    const tampered = await search('refund', { cursor: 'abc.def' })
+    t.equal(tampered.statusCode, 400)
+    t.equal(tampered.json().code, 'INVALID_CURSOR')
+  })
 
-  // Who may search.
-  const anon = await app.inject({ method: 'GET', url: '/conversations/search?q=refund' })
-  t.equal(anon.statusCode, 401)
-  const visitor = await app.inject({ method: 'GET', url: '/conversations/search?q=refund', headers: alice.headers })
-  t.equal(visitor.statusCode, 401, 'visitors cannot search')
-  const otherTenant = await search('refund', {}, other.owner.headers)
-  t.same(otherTenant.json().data.map((i: Item) => i.id), [foreign])
+  await t.test('members only (401 anonymous or visitor); each workspace searches its own', async (t) => {
+    // Who may search.
+    const anon = await app.inject({ method: 'GET', url: '/conversations/search?q=refund' })
+    t.equal(anon.statusCode, 401)
+    const visitor = await app.inject({ method: 'GET', url: '/conversations/search?q=refund', headers: alice.headers })
+    t.equal(visitor.statusCode, 401, 'visitors cannot search')
+    const otherTenant = await search('refund', {}, other.owner.headers)
+    t.same(otherTenant.json().data.map((i: Item) => i.id), [foreign])
+  })
 })
 
 t.test('search: query text is data', async (t) => {

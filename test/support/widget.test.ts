@@ -85,51 +85,60 @@ t.test('GET /support/widget/:channelId', async (t) => {
   await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { greeting: 'Hello!', csatEnabled: true } } })
 
   let res = await app.inject({ method: 'GET', url, headers: { origin: 'https://shop.example' } })
-  t.equal(res.statusCode, 200)
-  const body = res.json()
-  t.same(Object.keys(body).sort(), FIELDS, 'no secrets, no member data')
-  t.match(body, { channelId: ws.channelId, name: 'Website', color: '#1f6feb', greeting: 'Hello!', online: false, withinOfficeHours: true, csatEnabled: true })
-  t.equal(res.headers['cache-control'], 'public, max-age=30')
-  t.equal(res.headers['access-control-allow-origin'], 'https://shop.example', 'any origin: it runs on customers\' sites')
   const etag = res.headers.etag as string
-  t.match(etag, /^"[A-Za-z0-9_-]+"$/)
 
-  res = await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })
-  t.equal(res.statusCode, 304)
-  t.equal(res.body, '')
-  t.equal(res.headers.etag, etag)
-  res = await app.inject({ method: 'GET', url, headers: { 'if-none-match': `W/"other", ${etag}` } })
-  t.equal(res.statusCode, 304, 'a list of tags, weak form accepted')
+  await t.test('the public configuration: no secrets, cacheable 30 s, open to any origin, tagged', async (t) => {
+    t.equal(res.statusCode, 200)
+    const body = res.json()
+    t.same(Object.keys(body).sort(), FIELDS, 'no secrets, no member data')
+    t.match(body, { channelId: ws.channelId, name: 'Website', color: '#1f6feb', greeting: 'Hello!', online: false, withinOfficeHours: true, csatEnabled: true })
+    t.equal(res.headers['cache-control'], 'public, max-age=30')
+    t.equal(res.headers['access-control-allow-origin'], 'https://shop.example', 'any origin: it runs on customers\' sites')
+    t.match(etag, /^"[A-Za-z0-9_-]+"$/)
+  })
 
-  // A member comes online (the gateway's presence store on the same Redis): the body and its tag change.
-  const presence = new PresenceStore({ redis: redisOf(app), prefix: redisPrefix, gatewayId: 'test-gw', entryTtlMs: 30_000 })
-  await presence.add(ws.workspaceId, ws.agent.userId, 'sock-1')
-  res = await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })
-  t.equal(res.statusCode, 200)
-  t.equal(res.json().online, true)
-  t.not(res.headers.etag, etag)
-  await presence.setStatus(ws.workspaceId, ws.agent.userId, 'away')
-  t.equal((await app.inject({ method: 'GET', url })).json().online, false, 'away does not count')
-  await presence.remove(ws.workspaceId, ws.agent.userId, 'sock-1')
+  await t.test('If-None-Match with its tag: 304, also in a list of tags', async (t) => {
+    res = await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })
+    t.equal(res.statusCode, 304)
+    t.equal(res.body, '')
+    t.equal(res.headers.etag, etag)
+    res = await app.inject({ method: 'GET', url, headers: { 'if-none-match': `W/"other", ${etag}` } })
+    t.equal(res.statusCode, 304, 'a list of tags, weak form accepted')
+  })
 
-  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { officeHours: { timezone: 'UTC', days: {} } } } })
-  t.equal((await app.inject({ method: 'GET', url })).json().withinOfficeHours, false, 'every day closed')
+  await t.test('online follows presence (away does not count); office hours close it', async (t) => {
+    // A member comes online (the gateway's presence store on the same Redis): the body and its tag change.
+    const presence = new PresenceStore({ redis: redisOf(app), prefix: redisPrefix, gatewayId: 'test-gw', entryTtlMs: 30_000 })
+    await presence.add(ws.workspaceId, ws.agent.userId, 'sock-1')
+    res = await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })
+    t.equal(res.statusCode, 200)
+    t.equal(res.json().online, true)
+    t.not(res.headers.etag, etag)
+    await presence.setStatus(ws.workspaceId, ws.agent.userId, 'away')
+    t.equal((await app.inject({ method: 'GET', url })).json().online, false, 'away does not count')
+    await presence.remove(ws.workspaceId, ws.agent.userId, 'sock-1')
 
-  // Channel token, unknown and inactive channels.
-  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { requireChannelToken: true } })
-  res = await app.inject({ method: 'GET', url })
-  t.same([res.statusCode, res.json().code], [401, 'INVALID_CHANNEL_TOKEN'])
-  t.equal((await app.inject({ method: 'GET', url, headers: { 'x-channel-token': 'ct_wrong' } })).statusCode, 401)
-  t.equal((await app.inject({ method: 'GET', url, headers: { 'x-channel-token': ws.channelToken } })).statusCode, 200)
-  for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '%00']) {
-    res = await app.inject({ method: 'GET', url: `/support/widget/${id}` })
-    t.equal(res.statusCode, id === '%00' ? 400 : 404, id)
-    if (id !== '%00') t.equal(res.json().code, 'CHANNEL_NOT_FOUND')
-  }
-  await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { active: false } })
-  res = await app.inject({ method: 'GET', url, headers: { 'x-channel-token': ws.channelToken } })
-  t.same([res.statusCode, res.json().code], [404, 'CHANNEL_NOT_FOUND'], 'inactive: 404')
-  t.equal((await app.inject({ method: 'GET', url: `${url}?x=1` })).statusCode, 400, 'unknown query parameter')
+    await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { widget: { officeHours: { timezone: 'UTC', days: {} } } } })
+    t.equal((await app.inject({ method: 'GET', url })).json().withinOfficeHours, false, 'every day closed')
+  })
+
+  await t.test('channel token 401, unknown or malformed channel 404/400, inactive 404, unknown query 400', async (t) => {
+    // Channel token, unknown and inactive channels.
+    await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { requireChannelToken: true } })
+    res = await app.inject({ method: 'GET', url })
+    t.same([res.statusCode, res.json().code], [401, 'INVALID_CHANNEL_TOKEN'])
+    t.equal((await app.inject({ method: 'GET', url, headers: { 'x-channel-token': 'ct_wrong' } })).statusCode, 401)
+    t.equal((await app.inject({ method: 'GET', url, headers: { 'x-channel-token': ws.channelToken } })).statusCode, 200)
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '%00']) {
+      res = await app.inject({ method: 'GET', url: `/support/widget/${id}` })
+      t.equal(res.statusCode, id === '%00' ? 400 : 404, id)
+      if (id !== '%00') t.equal(res.json().code, 'CHANNEL_NOT_FOUND')
+    }
+    await app.inject({ method: 'PATCH', url: `/channels/${ws.channelId}`, headers: ws.owner.headers, payload: { active: false } })
+    res = await app.inject({ method: 'GET', url, headers: { 'x-channel-token': ws.channelToken } })
+    t.same([res.statusCode, res.json().code], [404, 'CHANNEL_NOT_FOUND'], 'inactive: 404')
+    t.equal((await app.inject({ method: 'GET', url: `${url}?x=1` })).statusCode, 400, 'unknown query parameter')
+  })
 })
 
 t.test('GET /support/* is rate limited per client address (SUPPORT_RATE_LIMIT_PER_MIN)', async (t) => {
