@@ -104,11 +104,17 @@ export async function mutateConversation<T = undefined>(
   const { row, m } = out
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
-    if (out.conversation) {
-      // Members who may see it (a private team's: its members, owners and admins) and the visitor,
-      // each as they may see it (conversationFor).
-      ctx.events.publish(await conversationRooms(ctx.sql, { ...row, teamId: out.conversation.teamId }, true), 'conversation:updated', { conversation: out.conversation })
-      ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: conversationFor(out.conversation, 'outside') })
+    const outside = out.conversation && conversationFor(out.conversation, 'outside')
+    if (out.conversation && outside) {
+      // Members who may see it (a private team's: its members, owners and admins) and the
+      // visitor, each as they may see it (conversationFor); one publish when the views are the same.
+      const members = await conversationRooms(ctx.sql, { ...row, teamId: out.conversation.teamId }, true)
+      if (outside.labels.length !== out.conversation.labels.length || outside.priority !== out.conversation.priority) {
+        ctx.events.publish(members, 'conversation:updated', { conversation: out.conversation })
+        ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: outside })
+      } else {
+        ctx.events.publish([...members, rooms.guest(row.guestId)], 'conversation:updated', { conversation: out.conversation })
+      }
     } else {
       const to = [...(await conversationRooms(ctx.sql, row, true)), rooms.guest(row.guestId)]
       ctx.events.publish(to, 'conversation:updated', { conversation: { id: row.id, deleted: true } })

@@ -6,7 +6,7 @@ import type { Sql } from '../db/client.js'
 import { conversationNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
-import { audienceOf, visibleMessages, type Audience } from '../conversations/visibility.js'
+import { audienceOf, conversationFor, visibleMessages, type Audience } from '../conversations/visibility.js'
 import { escapeHtml } from '../html.js'
 import type { Config } from '../config.js'
 import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
@@ -89,7 +89,8 @@ export async function* renderTranscript(
   exportedAt = new Date().toISOString(),
   config?: Config,
 ): AsyncGenerator<string> {
-  const c = conversation
+  // Outside the workspace (a visitor, any mailed transcript) labels and priority read as none.
+  const c = conversationFor(conversation, audience)
   // Files are listed by name with a link signed for 7 days (absolute under API_URL).
   const filesOf = async (batch: MessageRecord[]) => {
     const byMessage = await attachmentsOfMessages(sql, batch.map((m) => m.id))

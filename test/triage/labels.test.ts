@@ -133,4 +133,8 @@ t.test('labels and priority are the team’s: a visitor sees none, in its reads 
   const toMembers = await events.waitFor((e) => e.event === 'conversation:updated' && e.rooms.includes(rooms.workspace(ws.workspaceId)))
   t.equal(toMembers.payload.conversation.priority, 'urgent', 'the members’ event')
   t.notOk(toGuest.rooms.includes(rooms.workspace(ws.workspaceId)), 'two publishes, one per audience')
+  const download = async (headers: Record<string, string>) =>
+    JSON.parse((await app.inject({ method: 'GET', url: `/conversations/${conv.id}/download?format=json`, headers })).body).conversation
+  t.match(await download(ws.agent.headers), { labels: [{ name: 'Abusive' }], priority: 'urgent' }, "the members' transcript")
+  t.match(await download(guest.headers), { labels: [], priority: null }, "the visitor's transcript")
 })
