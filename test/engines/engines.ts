@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -19,17 +18,9 @@ export function engineSkip(binaries: string[]): string | false {
   return missing.length ? `missing engine binaries: ${missing.join(', ')}` : false
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port
-      srv.close(() => resolve(port))
-    })
-  })
-}
+import { freePort } from '../support/processes.js'
+
+export { freePort }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

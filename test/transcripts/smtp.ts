@@ -1,7 +1,6 @@
 import { seedGuest, seedWorkspace } from '../helper.js'
 import type { App } from '../../src/app.js'
 import { seedConversation, seedMessages } from '../search/seed.js'
-import { createServer } from 'node:net'
 import { simpleParser, type ParsedMail } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 
@@ -40,15 +39,7 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
   }
 }
 
-/** A loopback port nobody listens on (yet). */
-export async function freePort(): Promise<number> {
-  const srv = createServer()
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', () => resolve()))
-  const address = srv.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  await new Promise<void>((resolve) => srv.close(() => resolve()))
-  return port
-}
+export { freePort } from '../support/processes.js'
 
 /** Polls `check` until it returns a truthy value or the time is up. */
 export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 15000, stepMs = 100): Promise<T> {
