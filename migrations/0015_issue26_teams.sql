@@ -1,4 +1,5 @@
 CREATE TABLE "queue_exits" (
+	"workspace_id" uuid NOT NULL,
 	"team_id" uuid NOT NULL,
 	"conversation_id" uuid NOT NULL,
 	"wait_seconds" double precision NOT NULL,
@@ -31,6 +32,7 @@ ALTER TABLE "assignment_history" ADD COLUMN "reason" text;--> statement-breakpoi
 ALTER TABLE "channels" ADD COLUMN "default_team_id" uuid;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "team_id" uuid;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "queued_at" timestamp(6) with time zone;--> statement-breakpoint
+ALTER TABLE "queue_exits" ADD CONSTRAINT "queue_exits_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "queue_exits" ADD CONSTRAINT "queue_exits_team_id_teams_id_fk" FOREIGN KEY ("team_id") REFERENCES "public"."teams"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "team_members" ADD CONSTRAINT "team_members_team_id_teams_id_fk" FOREIGN KEY ("team_id") REFERENCES "public"."teams"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "teams" ADD CONSTRAINT "teams_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

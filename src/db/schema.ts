@@ -755,6 +755,7 @@ export const teamMembers = pgTable(
 export const queueExits = pgTable(
   'queue_exits',
   {
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
     teamId: uuid('team_id').notNull().references(() => teams.id, { onDelete: 'cascade' }),
     conversationId: uuid('conversation_id').notNull(),
     waitSeconds: doublePrecision('wait_seconds').notNull(),

@@ -45,6 +45,7 @@ export async function queueOf(sql: Sql, view: Pick<ConversationView, 'id' | 'tea
 /** Records that a conversation queued since `queuedAt` left the queue for an assignee (in the assigning transaction). */
 export async function recordQueueExit(sql: Sql, teamId: string, conversationId: string, queuedAt: string) {
   await sql`
-    INSERT INTO queue_exits (team_id, conversation_id, wait_seconds)
-    VALUES (${teamId}, ${conversationId}, GREATEST(0, extract(epoch FROM clock_timestamp() - ${queuedAt}::timestamptz)))`
+    INSERT INTO queue_exits (workspace_id, team_id, conversation_id, wait_seconds)
+    SELECT t.workspace_id, t.id, ${conversationId}, GREATEST(0, extract(epoch FROM clock_timestamp() - ${queuedAt}::timestamptz))
+    FROM teams t WHERE t.id = ${teamId}`
 }
