@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { viewScopes } from '../src/db/schema.js'
-import { Cursor, Literals, Nullable, Timestamp, Uuid } from './common.js'
+import { Cursor, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
 import { Priority } from './conversations.js'
 
 /** Request and response shapes of /labels, /views and the triage actions (API.md section 17, src/triage/). */
@@ -119,6 +119,6 @@ export const UpdateViewBody = Type.Object(
 )
 export type UpdateViewInput = Static<typeof UpdateViewBody>
 export const ViewConversationsQuery = Type.Object(
-  { limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }), cursor: Type.Optional(Cursor) },
+  { limit: Limit, cursor: Type.Optional(Cursor) },
   { additionalProperties: false },
 )
