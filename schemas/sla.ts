@@ -1,27 +1,31 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { weekDays } from '../src/db/schema.js'
+import { OfficeHours } from './channels.js'
 import { Name, Nullable, Timestamp, Uuid } from './common.js'
 import { Priority } from './conversations.js'
 
-/** Request and response shapes of /sla-policies and PATCH /conversations/:id/sla (API.md section 18, src/sla/). */
+/** A local calendar date, "2026-12-25" (that it exists is checked by src/sla/business-time.ts). */
+export const LocalDate = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })
 
-/** A target in minutes: 1..525600 (a year), or null (not measured). */
-const Minutes = Nullable(Type.Integer({ minimum: 1, maximum: 525600 }))
-
-const Hhmm = Type.String({ pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$' })
-const Window = Type.Array(Hhmm, { minItems: 2, maxItems: 2 })
 /**
- * The policy's hours: the office-hours format of section 14 with holidays (local dates, at most
- * 200); src/sla/business-time.ts checks what a schema cannot (the zone, each window's order).
+ * An SLA policy's business hours (API.md section 18): the office-hours format of section 14
+ * (`OfficeHours`: IANA zone, HH:MM windows per weekday, 24:00 as an end) plus up to 200 holidays,
+ * local dates of the policy's zone. null in a policy means round the clock. What a schema cannot
+ * say (a zone Intl knows, start before end, no overlap, real dates, one window at least) is
+ * checked by `validateBusinessHours` in src/sla/business-time.ts.
  */
 export const BusinessHoursSchema = Type.Object(
   {
-    timezone: Type.String({ minLength: 1, maxLength: 64 }),
-    days: Type.Object(Object.fromEntries(weekDays.map((d) => [d, Type.Optional(Type.Array(Window, { maxItems: 12 }))])), { additionalProperties: false }),
-    holidays: Type.Array(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' }), { maxItems: 200 }),
+    ...OfficeHours.properties,
+    holidays: Type.Array(LocalDate, { maxItems: 200 }),
   },
   { additionalProperties: false },
 )
+export type BusinessHours = Static<typeof BusinessHoursSchema>
+
+// Policies: request and response shapes of /sla-policies and PATCH /conversations/:id/sla (src/sla/policies.ts).
+
+/** A target in minutes: 1..525600 (a year), or null (not measured). */
+const Minutes = Nullable(Type.Integer({ minimum: 1, maximum: 525600 }))
 
 const AppliesToFields = {
   channelIds: Type.Array(Uuid, { maxItems: 100, uniqueItems: true }),
