@@ -34,11 +34,13 @@ interface Due {
 export async function sweepBreaches(deps: Deps): Promise<number> {
   let recorded = 0
   for (;;) {
-    // Candidates only (no lock): breachConversation locks and re-checks.
+    // Candidates only (no lock): breachConversation locks and re-checks. now() (this statement's
+    // start), not clock_timestamp(): a stable bound the index range can use, so an idle sweep
+    // reads no row however many targets run (a volatile bound made it scan them all).
     const due = await deps.sql<Due[]>`
       SELECT DISTINCT conversation_id AS "conversationId" FROM (
         SELECT conversation_id FROM sla_targets
-        WHERE due_at IS NOT NULL AND NOT breached AND due_at <= clock_timestamp()
+        WHERE due_at IS NOT NULL AND NOT breached AND due_at <= now()
         ORDER BY due_at LIMIT ${BREACH_BATCH}) d`
     let round = 0
     for (const d of due) {
