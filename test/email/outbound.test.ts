@@ -103,8 +103,8 @@ t.test('notes, system messages, guest messages and web chat are never mailed', a
   // Then a public reply is sent: the worker was running all along.
   const pub = await reply(app, th.ws.agent.headers, th.conversationId, { body: 'public answer' })
   await waitFor(() => smtp.mails.length === 1, 20000)
-  t.equal(smtp.mails[0]!.text.trim(), 'public answer')
-  t.notOk(smtp.mails[0]!.text.includes('internal only'))
+  t.equal(smtp.mails[0]!.text?.trim(), 'public answer')
+  t.notOk(smtp.mails[0]!.text?.includes('internal only'))
   await waitFor(async () => (await delivery(app, pub.json().id))!.status === 'sent')
 })
 
@@ -176,7 +176,7 @@ t.test('two replicas sending the queue: each mail sent once', async (t) => {
   const ids = smtp.mails.map((m) => m.messageId)
   t.equal(ids.length, N, 'N mails')
   t.equal(new Set(ids).size, N, 'each Message-ID once')
-  t.same(smtp.mails.map((m) => m.text.trim()).sort(), Array.from({ length: N }, (_, i) => `reply ${i}`).sort())
+  t.same(smtp.mails.map((m) => m.text?.trim()).sort(), Array.from({ length: N }, (_, i) => `reply ${i}`).sort())
 })
 
 t.test('subject and References rules', async (t) => {
