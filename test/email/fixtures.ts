@@ -17,8 +17,11 @@ export const emailChannelBody = (smtpPort: number, imapPort = 1) => ({
   },
 })
 
-export interface MailThread {
-  ws: SeededWorkspace
+/** Who creates the channel: a seeded workspace, or any workspace and an admin's headers. */
+type MailWorkspace = { workspaceId: string; admin: { headers: Record<string, string> } }
+
+export interface MailThread<W extends MailWorkspace = SeededWorkspace> {
+  ws: W
   channelId: string
   guestId: string
   conversationId: string
@@ -33,8 +36,10 @@ export interface MailThread {
  * the inbound half stores it: guest on the channel, subject and ref on the conversation, a GUEST
  * message with its 'in' row in message_emails.
  */
-export async function mailThread(app: App, smtpPort: number, ws?: SeededWorkspace): Promise<MailThread> {
-  ws ??= await seedWorkspace(app)
+export async function mailThread(app: App, smtpPort: number): Promise<MailThread>
+export async function mailThread<W extends MailWorkspace>(app: App, smtpPort: number, ws: W): Promise<MailThread<W>>
+export async function mailThread(app: App, smtpPort: number, given?: MailWorkspace): Promise<MailThread<MailWorkspace>> {
+  const ws = given ?? (await seedWorkspace(app))
   const res = await app.inject({ method: 'POST', url: '/channels', headers: ws.admin.headers, payload: emailChannelBody(smtpPort) })
   if (res.statusCode !== 201) throw new Error(res.body)
   const channelId = res.json().id as string
