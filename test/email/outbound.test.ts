@@ -8,6 +8,8 @@ import { listenEvents, startConversation } from '../conversations/fixtures.js'
 import { PDF, uploadForm } from '../attachments/fixtures.js'
 import { delivery, mailThread, outHeader, SMTP_AUTH } from './fixtures.js'
 import { replySubject, threadReferences } from '../../src/email/outbound.js'
+import { contextFor } from '../../src/context.js'
+import { wakeSnoozed } from '../../src/triage/status.js'
 
 const reply = (app: Awaited<ReturnType<typeof build>>['app'], headers: Record<string, string>, id: string, payload: object) =>
   app.inject({ method: 'POST', url: `/conversations/${id}/messages`, headers, payload })
@@ -90,10 +92,13 @@ t.test('notes, system messages, guest messages and web chat are never mailed', a
   const c = await startConversation(app, guest)
   const webReply = await reply(app, web.agent.headers, c.id, { body: 'hello web' })
   t.equal(webReply.json().delivery, null, 'web chat has no delivery')
-  // SYSTEM messages are written by the domain (snooze wake-ups, ...), never through postMessage:
-  // nothing queues them. Closing the e-mail conversation writes none here and mails nothing.
-  await app.inject({ method: 'PATCH', url: `/conversations/${th.conversationId}/close`, headers: th.ws.agent.headers })
+  // A SYSTEM message (the snooze wake-up's) on the e-mail conversation: never queued.
   const { sql } = app.deps
+  await sql`UPDATE conversations SET status = 'SNOOZED', snoozed_until = now() - interval '1 second' WHERE id = ${th.conversationId}`
+  t.ok(await wakeSnoozed(contextFor(app.deps, { kind: 'system' }), { id: th.conversationId, workspaceId: th.ws.workspaceId }), 'woken')
+  const [sys] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM messages WHERE conversation_id = ${th.conversationId} AND sender_type = 'SYSTEM'`
+  t.equal(sys!.n, 1, 'a SYSTEM message was written')
+  await app.inject({ method: 'PATCH', url: `/conversations/${th.conversationId}/close`, headers: th.ws.agent.headers })
   const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM message_emails WHERE direction = 'out'`
   t.equal(n, 0, 'no outbound row')
   const [{ jobs }] = await sql<{ jobs: number }[]>`SELECT count(*)::int AS jobs FROM pgboss.job WHERE name = 'email-outbound'`
