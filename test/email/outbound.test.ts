@@ -184,6 +184,25 @@ t.test('two replicas sending the queue: each mail sent once', async (t) => {
   t.same(smtp.mails.map((m) => m.text?.trim()).sort(), Array.from({ length: N }, (_, i) => `reply ${i}`).sort())
 })
 
+t.test('a restart between the reply and its sending loses nothing and sends once', async (t) => {
+  const smtp = await startSmtp(0, { auth: SMTP_AUTH })
+  t.teardown(smtp.close)
+  // App A takes the reply but runs no worker, then stops.
+  const a = await build(t, { env: { ...fast, JOBS_WORKER: 'false' } })
+  const th = await mailThread(a.app, smtp.port)
+  const msg = (await reply(a.app, th.ws.agent.headers, th.conversationId, { body: 'before the restart' })).json()
+  t.equal(msg.delivery.status, 'queued')
+  await a.app.close()
+  t.equal(smtp.mails.length, 0)
+  // App B on the same database sends it.
+  const b = await build(t, { env: fast, databaseUrl: a.databaseUrl })
+  await waitFor(() => smtp.mails.length === 1, 20000)
+  t.equal(smtp.mails[0]!.messageId, `<${await outHeader(b.app, msg.id)}>`)
+  await waitFor(async () => (await delivery(b.app, msg.id))!.status === 'sent')
+  await new Promise((r) => setTimeout(r, 1000))
+  t.equal(smtp.mails.length, 1, 'exactly once')
+})
+
 t.test('subject and References rules', async (t) => {
   t.equal(replySubject('Re: RE: Fwd: Hello [#abcdefghjk]', 'k7p2x9qdm3'), 'Re: Hello [#k7p2x9qdm3]')
   t.equal(replySubject(null, 'k7p2x9qdm3'), 'Re: (no subject) [#k7p2x9qdm3]')
