@@ -162,3 +162,17 @@ t.test('without CHANNEL_SECRET_KEY e-mail channels answer 503 NOT_CONFIGURED', a
   const web = await app.inject({ method: 'POST', url: '/channels', headers: ws.admin.headers, payload: { name: 'Web' } })
   t.equal(web.statusCode, 201, 'web channels are unaffected')
 })
+
+t.test('CHANNEL_SECRET_KEY must be 32 bytes in base64; the error names the variable, never the value', async (t) => {
+  const { loadConfig } = await import('../../src/config.js')
+  const { testEnv } = await import('../helper.js')
+  for (const bad of ['c2hvcnQtYnV0LXNlY3JldA==', Buffer.alloc(33, 9).toString('base64'), 'not base64 at all, not even close!!!!!!!!!!!!']) {
+    t.throws(() => loadConfig(testEnv({ CHANNEL_SECRET_KEY: bad })), { message: /^Invalid configuration: CHANNEL_SECRET_KEY must be 32 bytes in base64/ })
+    try {
+      loadConfig(testEnv({ CHANNEL_SECRET_KEY: bad }))
+    } catch (err) {
+      t.notOk((err as Error).message.includes(bad), 'the value is not repeated')
+    }
+  }
+  t.equal(loadConfig(testEnv({ CHANNEL_SECRET_KEY: Buffer.alloc(32, 1).toString('base64url') })).CHANNEL_SECRET_KEY?.length, 43, 'base64url is accepted')
+})
