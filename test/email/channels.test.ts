@@ -75,6 +75,16 @@ t.test('create and patch an e-mail channel', async (t) => {
     t.notOk(list.data.find((c: { id: string }) => c.id === ws.channelId).email, 'a web channel has no email')
   })
 
+  await t.test('two PATCHes naming different fields both apply', async (t) => {
+    const [a, b] = await Promise.all([
+      app.inject({ method: 'PATCH', url: `/channels/${ch.id}`, headers: h, payload: { email: { imap: { port: 1993 } } } }),
+      app.inject({ method: 'PATCH', url: `/channels/${ch.id}`, headers: h, payload: { email: { smtp: { port: 1587 } } } }),
+    ])
+    t.same([a.statusCode, b.statusCode], [200, 200])
+    const s = await channelMailSettings(app.deps.sql, app.deps.config, ch.id)
+    t.same([s!.imap.port, s!.smtp.port], [1993, 1587])
+  })
+
   await t.test('400s and 403s', async (t) => {
     const bad: [object, RegExp][] = [
       [{ name: 'M', kind: 'email' }, /email.*required/],

@@ -161,6 +161,18 @@ t.test('failed once the retries are spent', async (t) => {
   t.match(await delivery(app, lost.id), { error: /no e-mail address/ })
 })
 
+t.test('a recipient the SMTP server refuses (550): failed at once, no retry', async (t) => {
+  const smtp = await startSmtp(0, { auth: SMTP_AUTH, rejectRcpt: ['gina@example.test'] })
+  t.teardown(smtp.close)
+  const { app } = await build(t, { env: fast })
+  const th = await mailThread(app, smtp.port)
+  const msg = (await reply(app, th.ws.agent.headers, th.conversationId, { body: 'hello?' })).json()
+  await waitFor(async () => (await delivery(app, msg.id))!.status === 'failed', 10000)
+  t.match(await delivery(app, msg.id), { error: /550.*No such user/ })
+  const [job] = await app.deps.jobs.boss.findJobs('email-outbound', { key: msg.id })
+  t.equal(job?.retryCount, 0, 'one attempt only')
+})
+
 t.test('two replicas sending the queue: each mail sent once', async (t) => {
   const smtp = await startSmtp(0, { auth: SMTP_AUTH })
   t.teardown(smtp.close)
