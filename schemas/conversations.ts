@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, assignmentReasons, conversationPriorities, conversationStatus, presenceStatuses, senderTypes, slaTargets } from '../src/db/schema.js'
+import { assignmentActions, assignmentReasons, conversationPriorities, deliveryStatuses, conversationStatus, presenceStatuses, senderTypes, slaTargets } from '../src/db/schema.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 
@@ -56,6 +56,8 @@ export const Conversation = Type.Object(
     queue: Type.Optional(Nullable(Type.Object({ position: Type.Integer({ minimum: 1 }), estimatedWaitSeconds: Nullable(Type.Integer()) }))),
     /** Its service level (section 18). */
     sla: ConversationSla,
+    /** An e-mail conversation's subject (the first mail's, API.md section 19); null on web chat. */
+    subject: Nullable(Type.String()),
   },
   { $id: 'Conversation' },
 )
@@ -74,6 +76,8 @@ export const Message = Type.Object(
     /** Its files (API.md section 10), empty when there are none. */
     attachments: Type.Array(Attachment),
     createdAt: Timestamp,
+    /** An e-mail reply's delivery (API.md section 19); null on web chat, notes and inbound mail. */
+    delivery: Nullable(Type.Object({ status: Literals(deliveryStatuses), error: Nullable(Type.String()), at: Timestamp })),
   },
   { $id: 'Message' },
 )
