@@ -9,7 +9,7 @@ import { isUuid } from '../uuid.js'
 import { mutateConversation, updateRow } from '../conversations/lifecycle.js'
 import { validateBusinessHours, type BusinessHours } from './business-time.js'
 import { publishBreaches } from './breaches.js'
-import { syncSla, type SlaBreach } from './sync.js'
+import { matchPolicy, syncSla, type SlaBreach } from './sync.js'
 
 /**
  * SLA policies (API.md section 18, docs/sla.md "Policies"): CRUD, and PATCH /conversations/:id/sla.
@@ -187,6 +187,40 @@ export async function recomputePolicy(ctx: Pick<Ctx, 'sql' | 'events'>, workspac
     }
     if (ids.length < RECOMPUTE_BATCH) return done
     after = ids[ids.length - 1].id
+  }
+}
+
+/**
+ * Matches again conversations whose team changed in bulk (a deleted team leaves them with none),
+ * each in its own short transaction under its row lock; a policy chosen by hand stays. Runs after
+ * the bulk change commits.
+ */
+export async function rematchConversations(ctx: Pick<Ctx, 'sql' | 'events'>, ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const breaches = await ctx.sql.begin(async (sql): Promise<SlaBreach[]> => {
+      const [c] = await sql<
+        {
+          id: string
+          workspaceId: string
+          channelId: string
+          guestId: string
+          teamId: string | null
+          assignedAgentId: string | null
+          priority: ConversationPriority | null
+          slaPolicyId: string | null
+          slaManual: boolean
+        }[]
+      >`
+        SELECT id, workspace_id AS "workspaceId", channel_id AS "channelId", guest_id AS "guestId", team_id AS "teamId",
+          assigned_agent_id AS "assignedAgentId", priority, sla_policy_id AS "slaPolicyId", sla_manual AS "slaManual"
+        FROM conversations WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
+      if (!c || c.slaManual) return []
+      const policy = await matchPolicy(sql, c)
+      if (policy === c.slaPolicyId) return []
+      await sql`UPDATE conversations SET sla_policy_id = ${policy} WHERE id = ${id}`
+      return syncSla(sql, c)
+    })
+    await publishBreaches(ctx, breaches)
   }
 }
 

@@ -132,3 +132,24 @@ t.test('matching: first by position whose lists all match, on create and on team
   const [{ n }] = await app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sla_targets WHERE conversation_id = ${d.id}`
   t.equal(n, 0, 'its targets are gone')
 })
+
+t.test('deleting a team matches its conversations again (their team changed); a hand choice stays', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const teamId = (await app.inject({ method: 'POST', url: '/teams', headers: ws.admin.headers, payload: { name: 'Tier 2' } })).json().id
+  const general = await createPolicy(app, ws, { name: 'General', resolutionMinutes: 600, position: 10 })
+  const tier2 = await createPolicy(app, ws, { name: 'Tier 2', firstResponseMinutes: 15, appliesTo: { teamIds: [teamId] }, position: 0 })
+  const auto = await startConversation(app, guest)
+  const manual = await startConversation(app, guest)
+  t.equal((await patch(app, ws.admin.headers, auto.id, 'team', { teamId })).json().sla.policyId, tier2.id)
+  await patch(app, ws.admin.headers, manual.id, 'team', { teamId })
+  t.equal((await patch(app, ws.agent.headers, manual.id, 'sla', { policyId: tier2.id })).json().sla.policyId, tier2.id)
+  t.equal((await app.inject({ method: 'DELETE', url: `/teams/${teamId}`, headers: ws.admin.headers })).statusCode, 204)
+  const a = await getConversation(app, ws, auto.id)
+  t.equal(a.teamId, null)
+  t.equal(a.sla.policyId, general.id, 'matched again without a team')
+  t.equal(a.sla.firstResponseDueAt, null)
+  t.ok(a.sla.resolutionDueAt !== null)
+  t.equal((await getConversation(app, ws, manual.id)).sla.policyId, tier2.id, 'the hand choice stays')
+})
