@@ -102,22 +102,13 @@ export function replay(policy: ClockPolicy, createdAt: number, history: HistoryE
       if (lastPublic === 'AGENT' && !open.some((o) => o.t.target === 'NEXT_RESPONSE')) start('NEXT_RESPONSE', e.seq, policy.nextResponseMinutes, e.at)
       lastPublic = 'GUEST'
     } else {
-      // The reply meets the response targets, counted with the pause so far if it came while waiting.
+      // The reply meets the response targets; one that comes while waiting counts the pause up to it.
       if (pausedSince !== null) {
-        const extra = (o: Open) => businessTimeBetween(new Date(Math.max(pausedSince!, o.t.startedAt)), new Date(e.at), hours)
-        for (const o of open) if (o.t.target !== 'RESOLUTION') o.pausedMs += extra(o)
-        // The rest of the pause still counts for the targets left open from here.
-        const since = e.at
-        for (let i = open.length - 1; i >= 0; i--) {
-          const o = open[i]
-          if (o.t.target === 'RESOLUTION') continue
-          open.splice(i, 1)
-          const d = due(o)
-          done.push({ ...o.t, dueAt: d, endedAt: since, outcome: since <= d ? 'met' : 'late' })
+        for (const o of open) {
+          if (o.t.target !== 'RESOLUTION') o.pausedMs += businessTimeBetween(new Date(Math.max(pausedSince, o.t.startedAt)), new Date(e.at), hours)
         }
-      } else {
-        end((o) => o.t.target !== 'RESOLUTION', e.at, false)
       }
+      end((o) => o.t.target !== 'RESOLUTION', e.at, false)
       lastPublic = 'AGENT'
     }
   }
