@@ -110,3 +110,24 @@ t.test('business hours: a 60-minute first response at 16:30 on a Friday is due a
   t.equal(bad.statusCode, 400)
   t.equal(bad.json().code, 'VALIDATION_ERROR')
 })
+
+t.test('a breach survives a restart: due while no sweeper runs, recorded by the next process to start', async (t) => {
+  const a = await build(t, { env: { JOBS_WORKER: 'false' } })
+  const ws = await seedWorkspace(a.app)
+  await createPolicy(a.app, ws, { name: 'Std', firstResponseMinutes: 60 })
+  const c = await startConversation(a.app, await seedGuest(a.app, ws))
+  await a.app.deps.sql`UPDATE sla_targets SET due_at = now() - interval '1 second' WHERE conversation_id = ${c.id}`
+  await a.app.deps.sql`UPDATE conversations SET sla_due_at = now() - interval '1 second' WHERE id = ${c.id}`
+  await sleep(300)
+  const [before] = await a.app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sla_breaches WHERE conversation_id = ${c.id}`
+  t.equal(before.n, 0, 'nobody sweeping: not yet recorded')
+  await a.app.close()
+  const b = await build(t, { databaseUrl: a.databaseUrl, env: { SLA_SWEEP_INTERVAL_MS: '100' } })
+  let n = 0
+  for (let i = 0; i < 50 && n === 0; i++) {
+    await sleep(100)
+    ;[{ n }] = await b.app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sla_breaches WHERE conversation_id = ${c.id}`
+  }
+  t.equal(n, 1, 'the new process recorded it')
+  t.match((await getConversation(b.app, ws, c.id)).sla, { status: 'BREACHED', breaches: ['FIRST_RESPONSE'] })
+})
