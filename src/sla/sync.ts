@@ -96,15 +96,17 @@ export async function slaAfterChange(sql: Sql, before: SlaBefore, deleted: boole
       slaManual: boolean
       publicMessages: number
       assignedAgentId: string | null
+      updatedAt: string
     }[]
   >`
     SELECT status, channel_id AS "channelId", team_id AS "teamId", priority, sla_policy_id AS "slaPolicyId", sla_manual AS "slaManual",
-      public_messages AS "publicMessages", assigned_agent_id AS "assignedAgentId"
+      public_messages AS "publicMessages", assigned_agent_id AS "assignedAgentId", updated_at AS "updatedAt"
     FROM conversations WHERE id = ${before.id}`
   if (cur.status !== before.status) {
+    // At the change's own time: every status change sets updated_at in the same UPDATE.
     await sql`
       INSERT INTO conversation_status_log (conversation_id, workspace_id, at, status)
-      VALUES (${before.id}, ${before.workspaceId}, clock_timestamp(), ${cur.status}) ON CONFLICT DO NOTHING`
+      VALUES (${before.id}, ${before.workspaceId}, ${cur.updatedAt}::timestamptz, ${cur.status}) ON CONFLICT DO NOTHING`
   }
   let policy = cur.slaPolicyId
   const inputsMoved = cur.channelId !== before.channelId || cur.teamId !== before.teamId || cur.priority !== before.priority
@@ -113,7 +115,8 @@ export async function slaAfterChange(sql: Sql, before: SlaBefore, deleted: boole
     if (policy !== cur.slaPolicyId) await sql`UPDATE conversations SET sla_policy_id = ${policy} WHERE id = ${before.id}`
   }
   const moved = policy !== before.slaPolicyId || cur.status !== before.status || cur.publicMessages !== before.publicMessages
-  if (!moved) return []
+  // Without a policy before or after there is nothing to keep (no targets, no due date).
+  if (!moved || (policy === null && before.slaPolicyId === null)) return []
   return syncSla(sql, { ...before, teamId: cur.teamId, channelId: cur.channelId, assignedAgentId: cur.assignedAgentId })
 }
 
