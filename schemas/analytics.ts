@@ -37,6 +37,8 @@ export const TimeseriesQuery = Type.Object(
 const Seconds = Nullable(Type.Number({ description: 'seconds; null without samples' }))
 const TimeStats = Type.Object({ avg: Seconds, median: Seconds, p90: Seconds })
 
+const SlaStats = Type.Object({ met: Type.Integer(), breached: Type.Integer(), hitRate: Nullable(Type.Number()) })
+
 export const Metrics = Type.Object({
   conversationsCreated: Type.Integer(),
   conversationsResolved: Type.Integer(),
@@ -45,6 +47,8 @@ export const Metrics = Type.Object({
   firstResponseTime: TimeStats,
   resolutionTime: TimeStats,
   csat: Type.Object({ responses: Type.Integer(), average: Nullable(Type.Number()), satisfiedShare: Nullable(Type.Number()) }),
+  /** Service levels (API.md section 18): targets met and breached in the period; hitRate = met / (met + breached), null with none. */
+  sla: Type.Object({ firstResponse: SlaStats, nextResponse: SlaStats, resolution: SlaStats }),
 })
 export type MetricsView = Static<typeof Metrics>
 

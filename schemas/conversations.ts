@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, assignmentReasons, conversationPriorities, deliveryStatuses, conversationStatus, presenceStatuses, senderTypes } from '../src/db/schema.js'
+import { assignmentActions, assignmentReasons, conversationPriorities, deliveryStatuses, conversationStatus, presenceStatuses, senderTypes, slaTargets } from '../src/db/schema.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 
@@ -10,6 +10,20 @@ export const ConversationStatus = Literals(conversationStatus)
 export const Priority = Literals(conversationPriorities)
 /** A label as a conversation shows it (the full Label is in schemas/triage.ts). */
 export const LabelRef = Type.Object({ id: Uuid, name: Type.String(), color: Type.String() })
+
+/** The Conversation's `sla` (API.md section 18, src/sla/); null without a policy. */
+export const ConversationSla = Nullable(
+  Type.Object({
+    policyId: Uuid,
+    policyName: Type.String(),
+    firstResponseDueAt: Nullable(Timestamp),
+    nextResponseDueAt: Nullable(Timestamp),
+    resolutionDueAt: Nullable(Timestamp),
+    status: Literals(['ON_TRACK', 'BREACHED', 'MET'] as const),
+    breaches: Type.Array(Literals(slaTargets)),
+  }),
+)
+export type ConversationSlaView = Static<typeof ConversationSla>
 
 export const Conversation = Type.Object(
   {
@@ -40,6 +54,8 @@ export const Conversation = Type.Object(
     queuedAt: Nullable(Timestamp),
     /** Its place in the queue, on a single conversation read and the visitor's events; null when not queued. */
     queue: Type.Optional(Nullable(Type.Object({ position: Type.Integer({ minimum: 1 }), estimatedWaitSeconds: Nullable(Type.Integer()) }))),
+    /** Its service level (section 18). */
+    sla: ConversationSla,
     /** An e-mail conversation's subject (the first mail's, API.md section 19); null on web chat. */
     subject: Nullable(Type.String()),
   },
@@ -86,6 +102,8 @@ const listFields = {
   priority: Type.Optional(
     Type.String({ pattern: '^(none|low|medium|high|urgent)(,(none|low|medium|high|urgent)){0,4}$', description: 'comma-separated priorities; none: no priority' }),
   ),
+  // Section 18: breached (breaches not empty) or due (a target running, overdue or not).
+  sla: Type.Optional(Literals(['breached', 'due'] as const)),
 }
 /** `me`, `none` or a userId. */
 const Assignee = Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'me, none or a userId' }))
@@ -93,7 +111,7 @@ const Assignee = Type.Optional(Type.String({ minLength: 1, maxLength: 255, descr
 export const OpenListQuery = Type.Object(
   {
     ...listFields,
-    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority'] as const, 'lastMessageAt'),
+    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority', 'slaDueAt'] as const, 'lastMessageAt'),
     status: lit(['open', 'pending', 'snoozed', 'active'] as const, 'open'),
     assignee: Assignee,
   },
@@ -103,7 +121,7 @@ export const OpenListQuery = Type.Object(
 export const MineListQuery = Type.Object(
   {
     ...listFields,
-    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority'] as const, 'lastMessageAt'),
+    sortBy: lit(['lastMessageAt', 'createdAt', 'updatedAt', 'priority', 'slaDueAt'] as const, 'lastMessageAt'),
     status: Type.Optional(ConversationStatus),
   },
   { additionalProperties: false },

@@ -78,7 +78,7 @@ export const ViewFilters = Type.Object(
   { additionalProperties: false },
 )
 export type ViewFiltersInput = Static<typeof ViewFilters>
-const ViewSortBy = Literals(['lastMessageAt', 'createdAt', 'updatedAt', 'priority'] as const)
+const ViewSortBy = Literals(['lastMessageAt', 'createdAt', 'updatedAt', 'priority', 'slaDueAt'] as const)
 const ViewSortOrder = Literals(['desc', 'asc'] as const)
 const ViewName = Type.String({ minLength: 1, maxLength: 100 })
 

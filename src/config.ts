@@ -127,6 +127,8 @@ export const ConfigSchema = Type.Object({
   JOBS_POLL_INTERVAL_S: Type.Number({ minimum: 0.5, default: 2 }),
   /** How often each JOBS_WORKER process sweeps for snoozes that are due (a wake-up comes within it of `until`). */
   SNOOZE_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 8000, default: 2000 }),
+  /** How often each JOBS_WORKER process sweeps for SLA targets past their due time (a breach is recorded within it; the contract allows 30 s). */
+  SLA_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 20000, default: 5000 }),
   /** Transcript mail retries: first delay, exponential backoff up to the max, this many attempts. */
   TRANSCRIPT_RETRY_DELAY_S: Type.Integer({ minimum: 1, default: 30 }),
   TRANSCRIPT_RETRY_DELAY_MAX_S: Type.Integer({ minimum: 1, default: 3600 }),

@@ -17,6 +17,7 @@ import { SEARCH_SESSION } from './search/search.js'
 import { createStorage } from './storage/storage.js'
 import { createRouter } from './teams/scheduler.js'
 import { startSnoozeSweeper, type Sweeper } from './triage/wake.js'
+import { startBreachSweeper } from './sla/breaches.js'
 
 export interface Runtime {
   deps: Deps
@@ -79,9 +80,11 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
     routing,
   }
   let sweeper: Sweeper | null = null
+  let slaSweeper: Sweeper | null = null
   if (config.JOBS_WORKER) {
     await jobs.startWorkers(deps)
     sweeper = startSnoozeSweeper(deps, config.SNOOZE_SWEEP_INTERVAL_MS)
+    slaSweeper = startBreachSweeper(deps, config.SLA_SWEEP_INTERVAL_MS)
   }
   routing.start(shared.signals)
   return {
@@ -89,6 +92,7 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
     drain: async () => {
       await routing.stop()
       await sweeper?.stop()
+      await slaSweeper?.stop()
       await jobs.stop()
     },
     async close() {

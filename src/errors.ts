@@ -145,6 +145,8 @@ export const rangeNotSatisfiable = (size: number) =>
 export const malformedUpload = (message: string) => badRequest(message, 'VALIDATION_ERROR')
 
 // Triage (API.md section 17, docs/triage.md)
+export const slaPolicyNotFound = () => notFound('SLA_POLICY_NOT_FOUND', 'SLA policy not found')
+export const invalidSlaPolicy = () => badRequest('policyId is not an SLA policy of this workspace', 'INVALID_SLA_POLICY')
 export const labelNotFound = () => notFound('LABEL_NOT_FOUND', 'Label not found')
 export const labelNameTaken = () => conflict('LABEL_NAME_TAKEN', 'A label with this name already exists')
 export const tooManyLabels = (max: number) => conflict('TOO_MANY_LABELS', `A workspace may have at most ${max} labels`)

@@ -9,9 +9,10 @@ import { health } from './health.js'
 import { lists } from './lists.js'
 import { routing } from './routing.js'
 import { search } from './search.js'
+import { sla } from './sla.js'
 import { support } from './support.js'
 import { triage } from './triage.js'
 import { unread } from './unread.js'
 
 /** Every area the benchmark measures, in run order: a new area adds its file and one entry here. */
-export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments, support, analytics, triage, routing]
+export const areas: readonly Area[] = [health, ceilings, lists, unread, search, canned, conversations, billing, attachments, support, analytics, triage, routing, sla]

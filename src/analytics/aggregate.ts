@@ -215,6 +215,8 @@ function timeStats(s: Sums, kind: MetricKind, exact: Percentiles | undefined) {
   }
 }
 
+const slaStats = (met: number, breached: number) => ({ met, breached, hitRate: met + breached > 0 ? met / (met + breached) : null })
+
 export function metricsOf(s: Sums, exact: (kind: MetricKind) => Percentiles | undefined = () => undefined): MetricsView {
   const ratings = count(s, 'csat')
   return {
@@ -228,6 +230,11 @@ export function metricsOf(s: Sums, exact: (kind: MetricKind) => Percentiles | un
       responses: ratings,
       average: ratings > 0 ? (s.total.get('csat') ?? 0) / ratings : null,
       satisfiedShare: ratings > 0 ? count(s, 'csat_satisfied') / ratings : null,
+    },
+    sla: {
+      firstResponse: slaStats(count(s, 'sla_first_response_met'), count(s, 'sla_first_response_breached')),
+      nextResponse: slaStats(count(s, 'sla_next_response_met'), count(s, 'sla_next_response_breached')),
+      resolution: slaStats(count(s, 'sla_resolution_met'), count(s, 'sla_resolution_breached')),
     },
   }
 }

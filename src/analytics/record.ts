@@ -149,3 +149,17 @@ export async function recordCsat(sql: Sql, c: Pick<MetricConversation, 'id' | 'w
 export async function forgetConversation(sql: Sql, conversationId: string): Promise<void> {
   await remove(sql, conversationId, null)
 }
+
+/**
+ * An SLA target met or breached (API.md section 18, src/sla/sync.ts), attributed to the assignee at
+ * that moment; the key (conversation, kind, cycle) makes a retry or a second replica count once.
+ */
+export async function recordSla(
+  sql: Sql,
+  c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId' | 'assignedAgentId'>,
+  kind: MetricKind,
+  cycle: number,
+  at: string,
+): Promise<void> {
+  await record(sql, c, [{ kind, seq: cycle, agentId: c.assignedAgentId, at }])
+}

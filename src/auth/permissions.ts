@@ -18,6 +18,7 @@ export type Permission =
   | 'visitors:write'
   | 'labels:manage'
   | 'teams:manage'
+  | 'sla:manage'
 
 /** The contract's role table (API.md section 2). */
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
@@ -27,11 +28,13 @@ const GRANTS: Record<Role, ReadonlySet<Permission>> = {
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'canned:manage', 'analytics:read', 'visitors:read', 'visitors:write',
     'labels:manage',
     'teams:manage',
+    'sla:manage',
   ]),
   owner: new Set<Permission>([
     'conversations:read', 'conversations:write', 'conversations:assign', 'conversations:delete', 'conversations:reconcile',
     'members:read', 'members:manage', 'channels:manage', 'billing:read', 'billing:manage', 'workspace:manage',
     'canned:manage', 'analytics:read', 'visitors:read', 'visitors:write', 'labels:manage', 'teams:manage',
+    'sla:manage',
   ]),
 }
 

@@ -14,20 +14,26 @@ import { addHistory } from './history.js'
 import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
 import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
+import { slaAfterChange, slaOnCreate } from '../sla/sync.js'
+import { publishBreaches } from '../sla/breaches.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
 /** The locked conversation row, as the rules need it (its analytics state included). */
 export type LockedConversation = CounterState &
   MetricConversation &
-  Pick<typeof conversations.$inferSelect, 'id' | 'workspaceId' | 'channelId' | 'guestId' | 'pinned' | 'lastMessageAt' | 'agentLastSeenAt' | 'teamId' | 'queuedAt'>
+  Pick<
+    typeof conversations.$inferSelect,
+    'id' | 'workspaceId' | 'channelId' | 'guestId' | 'pinned' | 'lastMessageAt' | 'agentLastSeenAt' | 'teamId' | 'queuedAt' | 'priority' | 'slaPolicyId'
+  >
 
 const LOCK_COLUMNS = `
   id, workspace_id AS "workspaceId", channel_id AS "channelId", guest_id AS "guestId", status, pinned,
   assigned_agent_id AS "assignedAgentId", unread_count AS "unreadCount", deleted_at IS NOT NULL AS deleted,
   last_message_at AS "lastMessageAt", agent_last_seen_at AS "agentLastSeenAt",
   cycle, COALESCE(cycle_started_at, created_at) AS "cycleStartedAt", awaiting_reply AS "awaitingReply",
-  public_messages AS "publicMessages", team_id AS "teamId", queued_at AS "queuedAt"`
+  public_messages AS "publicMessages", team_id AS "teamId", queued_at AS "queuedAt",
+  priority, sla_policy_id AS "slaPolicyId"`
 
 /** The view of a conversation this transaction has just locked and changed (or created). */
 async function viewAfterChange(sql: Sql, id: string): Promise<ConversationView> {
@@ -97,11 +103,14 @@ export async function mutateConversation<T = undefined>(
     if (!row) throw conversationNotFound()
     const m = await change(sql, row)
     if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
+    // Service levels follow every change: status log, matching, targets (src/sla/sync.ts).
+    const breaches = m.after ? await slaAfterChange(sql, row, m.after.deleted) : []
     const conversation = m.after?.deleted ? null : await viewAfterChange(sql, id)
-    return { row, m, conversation }
+    return { row, m, conversation, breaches }
   })
 
   const { row, m } = out
+  await publishBreaches(ctx, out.breaches)
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const outside = out.conversation && conversationFor(out.conversation, 'outside')
@@ -109,7 +118,7 @@ export async function mutateConversation<T = undefined>(
       // Members who may see it (a private team's: its members, owners and admins) and the
       // visitor, each as they may see it (conversationFor); one publish when the views are the same.
       const members = await conversationRooms(ctx.sql, { ...row, teamId: out.conversation.teamId }, true)
-      if (outside.labels.length !== out.conversation.labels.length || outside.priority !== out.conversation.priority) {
+      if (outside.labels.length !== out.conversation.labels.length || outside.priority !== out.conversation.priority || out.conversation.sla !== null) {
         ctx.events.publish(members, 'conversation:updated', { conversation: out.conversation })
         ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: outside })
       } else {
@@ -159,9 +168,16 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
   })
   // The creator's answer and the event carry the visitor's place in its team's queue.
   const withQueue = { ...conversation, queue: await queueOf(ctx.sql, conversation) }
-  ctx.events.publish(await conversationRooms(ctx.sql, conversation), 'conversation:updated', { conversation: withQueue })
+  // Members see its service level (section 18), the visitor does not (conversationFor).
+  const outside = conversationFor(withQueue, 'outside')
+  if (withQueue.sla === null) {
+    ctx.events.publish(await conversationRooms(ctx.sql, conversation), 'conversation:updated', { conversation: withQueue })
+  } else {
+    ctx.events.publish(await conversationRooms(ctx.sql, conversation, true), 'conversation:updated', { conversation: withQueue })
+    ctx.events.publish([rooms.guest(conversation.guestId)], 'conversation:updated', { conversation: outside })
+  }
   ctx.routing.teams([conversation.teamId])
-  return withQueue
+  return outside
 }
 
 /**
@@ -197,6 +213,7 @@ export async function insertConversation(
     WHERE ch.id = ${v.channelId}
     RETURNING created_at AS "createdAt", team_id AS "teamId"`
   await recordCreated(sql, { id, workspaceId: v.workspaceId, channelId: v.channelId }, createdAt)
+  await slaOnCreate(sql, { id, workspaceId: v.workspaceId, channelId: v.channelId, guestId: v.guestId, teamId, assignedAgentId: null })
   // A new conversation has no unread messages: the delta is empty, but it goes through the
   // same function as every other change.
   const after = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0, teamId } as const

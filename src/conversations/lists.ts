@@ -21,7 +21,7 @@ import type { ConversationView } from '../../schemas/conversations.js'
  */
 
 export type ListKind = 'open' | 'mine' | 'closed'
-export type SortBy = 'lastMessageAt' | 'createdAt' | 'updatedAt' | 'closedAt' | 'priority'
+export type SortBy = 'lastMessageAt' | 'createdAt' | 'updatedAt' | 'closedAt' | 'priority' | 'slaDueAt'
 /** GET /conversations' `status` (section 17): OPEN (default), PENDING, SNOOZED, or the three. */
 export type OpenListStatus = 'open' | 'pending' | 'snoozed' | 'active'
 export type SortOrder = 'asc' | 'desc'
@@ -48,6 +48,8 @@ export interface ListQuery {
   assignee?: string
   /** A team id, or `none` (no team). */
   teamId?: string
+  /** Section 18: `breached` (breaches under its policy) or `due` (a target running). */
+  sla?: 'breached' | 'due'
 }
 
 export interface ListCaller {
@@ -64,6 +66,9 @@ const SORT_EXPR: Record<SortBy, string> = {
   closedAt: "COALESCE(c.closed_at, '-infinity'::timestamptz)",
   // sortBy=priority: priority_rank descending, then this, descending (conv_open_priority_idx).
   priority: 'c.last_message_at',
+  // sortBy=slaDueAt: the nearest running due date first (overdue ones are the earliest), none last
+  // (conv_open_sla_due_idx, the same expression).
+  slaDueAt: "COALESCE(c.sla_due_at, 'infinity'::timestamptz)",
 }
 
 /** priority_rank of each `priority` filter value (the generated column's CASE). */
@@ -95,6 +100,7 @@ export interface Resolved {
   priorityRanks?: number[]
   /** The assignee: a userId, or null for unassigned. */
   assignee?: string | null
+  sla?: 'breached' | 'due'
 }
 
 const OPEN_LIST_STATUSES: Record<OpenListStatus, readonly ConversationStatus[]> = {
@@ -121,7 +127,7 @@ function parsePriorities(text: string): number[] {
 export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): Resolved {
   const sortBy = q.sortBy ?? (kind === 'closed' ? 'closedAt' : 'lastMessageAt')
   if (sortBy === 'closedAt' && kind !== 'closed') throw badRequest("field 'sortBy' in querystring must be lastMessageAt, createdAt, updatedAt or priority")
-  if (sortBy === 'priority' && kind === 'closed') throw badRequest("field 'sortBy' in querystring must be closedAt, lastMessageAt, createdAt or updatedAt")
+  if ((sortBy === 'priority' || sortBy === 'slaDueAt') && kind === 'closed') throw badRequest("field 'sortBy' in querystring must be closedAt, lastMessageAt, createdAt or updatedAt")
   const openStatus = kind === 'open' ? ((q.status as OpenListStatus | undefined) ?? 'open') : undefined
   if (openStatus !== undefined && !(openStatus in OPEN_LIST_STATUSES)) throw badRequest("field 'status' in querystring must be open, pending, snoozed or active")
   const assignee = q.assignee === undefined ? undefined : q.assignee === 'me' ? caller.userId : q.assignee === 'none' ? null : q.assignee
@@ -130,7 +136,7 @@ export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): R
     caller,
     sortBy,
     // sortOrder does not apply to sortBy=priority (urgent first, newest message first).
-    sortOrder: sortBy === 'priority' ? 'desc' : (q.sortOrder ?? 'desc'),
+    sortOrder: sortBy === 'priority' ? 'desc' : sortBy === 'slaDueAt' ? 'asc' : (q.sortOrder ?? 'desc'),
     readStatus: q.readStatus ?? 'all',
     unassignedOnly: q.unassignedOnly ?? false,
     channelId: q.channelId?.toLowerCase(),
@@ -140,6 +146,7 @@ export function resolveList(kind: ListKind, caller: ListCaller, q: ListQuery): R
     priorityRanks: q.priority !== undefined ? parsePriorities(q.priority) : undefined,
     assignee: kind === 'mine' ? undefined : assignee,
     teamId: q.teamId?.toLowerCase(),
+    sla: q.sla,
   }
 }
 
@@ -161,6 +168,7 @@ function cursorParams(r: Resolved): CursorParams {
     pr: r.priorityRanks?.join(),
     as: r.assignee === undefined ? undefined : r.assignee,
     tm: r.teamId,
+    sl: r.sla,
   }
 }
 
@@ -205,12 +213,18 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
       ? sql`AND (c.priority_rank, ${t}, c.id) < (${a.rank ?? 0}::smallint, ${a.t}::timestamptz, ${a.id}::uuid)`
       : sql`AND (${t}, c.id) ${cmp} (${a.t}::timestamptz, ${a.id}::uuid)`
   const order = byPriority(r) ? sql`c.priority_rank DESC, ${t} DESC, c.id DESC` : sql`${t} ${dir}, c.id ${dir}`
+  const sla =
+    r.sla === 'due'
+      ? sql`AND c.sla_due_at IS NOT NULL`
+      : r.sla === 'breached'
+        ? sql`AND c.sla_policy_id IS NOT NULL AND EXISTS (SELECT 1 FROM sla_breaches sb WHERE sb.conversation_id = c.id AND sb.policy_id = c.sla_policy_id)`
+        : sql``
   const team = r.teamId === 'none' ? sql`AND c.team_id IS NULL` : r.teamId ? sql`AND c.team_id = ${r.teamId}::uuid` : sql``
   return sql<ListRow[]>`
     SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue", c.priority_rank AS "sortRank"
     FROM ${sql.unsafe(CONVERSATION_FROM)}
     WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
-      ${pinned} ${channel} ${unassigned} ${read} ${labels} ${priority} ${assignee} ${team} ${after}
+      ${pinned} ${channel} ${unassigned} ${read} ${labels} ${priority} ${assignee} ${team} ${sla} ${after}
     ORDER BY ${order}
     LIMIT ${lit(sql, limit)}`
 }

@@ -1,7 +1,7 @@
 import type { AttachmentView } from '../../schemas/attachments.js'
-import type { ConversationView, MessageView } from '../../schemas/conversations.js'
+import type { ConversationSlaView, ConversationView, MessageView } from '../../schemas/conversations.js'
 import type { Sql } from '../db/client.js'
-import type { conversations, messages } from '../db/schema.js'
+import type { conversations, messages, SlaTarget } from '../db/schema.js'
 import { iso } from '../time.js'
 
 /**
@@ -20,13 +20,19 @@ export const CONVERSATION_SELECT = `
     SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY lower(l.name), l.id)
     FROM labels l WHERE l.id = ANY(c.label_ids)) END AS labels,
   c.team_id AS "teamId", c.queued_at AS "queuedAt", c.subject,
-  g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName", tt.name AS "teamName"`
+  g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName", tt.name AS "teamName",
+  c.sla_policy_id AS "slaPolicyId", sp.name AS "slaPolicyName",
+  CASE WHEN c.sla_policy_id IS NOT NULL THEN (
+    SELECT json_agg(json_build_object('target', st.target, 'dueAt', st.due_at)) FROM sla_targets st WHERE st.conversation_id = c.id) END AS "slaTargets",
+  CASE WHEN c.sla_policy_id IS NOT NULL THEN (
+    SELECT array_agg(DISTINCT sb.target) FROM sla_breaches sb WHERE sb.conversation_id = c.id AND sb.policy_id = c.sla_policy_id) END AS "slaBreaches"`
 
 export const CONVERSATION_FROM = `
   conversations c
   JOIN guests g ON g.id = c.guest_id
   LEFT JOIN members m ON m.workspace_id = c.workspace_id AND m.user_id = c.assigned_agent_id
-  LEFT JOIN teams tt ON tt.id = c.team_id`
+  LEFT JOIN teams tt ON tt.id = c.team_id
+  LEFT JOIN sla_policies sp ON sp.id = c.sla_policy_id`
 
 /** A row of CONVERSATION_SELECT: the conversation's columns plus the joined names. */
 export type ConversationRecord = Pick<
@@ -49,6 +55,7 @@ export type ConversationRecord = Pick<
   | 'snoozedUntil'
   | 'teamId'
   | 'queuedAt'
+  | 'slaPolicyId'
   | 'subject'
 > & {
   /** The labels it holds, by name (null only if every one was deleted between the read's steps). */
@@ -59,6 +66,37 @@ export type ConversationRecord = Pick<
   /** Null when unassigned, or when the assigned member was removed since. */
   agentName: string | null
   teamName: string | null
+  slaPolicyName: string | null
+  /** Its open SLA targets (running or paused: dueAt null), null without a policy or targets. */
+  slaTargets: { target: SlaTarget; dueAt: string | null }[] | null
+  /** The targets breached under its policy, null when none. */
+  slaBreaches: SlaTarget[] | null
+}
+
+const BREACH_ORDER: Record<SlaTarget, number> = { FIRST_RESPONSE: 0, NEXT_RESPONSE: 1, RESOLUTION: 2 }
+
+/**
+ * The `sla` object (API.md section 18): each *DueAt while its target is open and running (overdue
+ * too; null while the clocks stop), the targets ever breached under this policy, and the status
+ * those give: BREACHED with a breach, else ON_TRACK while a target is open, else MET.
+ */
+function slaView(r: ConversationRecord): ConversationSlaView {
+  if (!r.slaPolicyId) return null
+  const open = r.slaTargets ?? []
+  const due = (t: SlaTarget) => {
+    const d = open.find((o) => o.target === t)?.dueAt
+    return d ? new Date(d).toISOString() : null
+  }
+  const breaches = [...(r.slaBreaches ?? [])].sort((a, b) => BREACH_ORDER[a] - BREACH_ORDER[b])
+  return {
+    policyId: r.slaPolicyId,
+    policyName: r.slaPolicyName ?? '',
+    firstResponseDueAt: due('FIRST_RESPONSE'),
+    nextResponseDueAt: due('NEXT_RESPONSE'),
+    resolutionDueAt: due('RESOLUTION'),
+    status: breaches.length > 0 ? 'BREACHED' : open.length > 0 ? 'ON_TRACK' : 'MET',
+    breaches,
+  }
 }
 
 /**
@@ -96,6 +134,7 @@ export function toConversationView(r: ConversationRecord): ConversationView {
     teamId: r.teamId,
     team: r.teamId ? { id: r.teamId, name: r.teamName ?? '' } : null,
     queuedAt: iso(r.queuedAt),
+    sla: slaView(r),
     subject: r.subject,
   }
 }

@@ -27,10 +27,11 @@ export function visibleMessages(sql: Sql, audience: Audience): Fragment {
 
 /**
  * A conversation as `audience` may see it: labels and priority are the team's own triage (API.md
- * section 17, docs/triage.md), so outside the workspace they read as none, like private notes.
+ * section 17, docs/triage.md), so outside the workspace they read as none, like private notes; so
+ * is the service level (section 18, docs/sla.md).
  */
-export function conversationFor<C extends Pick<ConversationView, 'labels' | 'priority'>>(c: C, audience: Audience): C {
-  return audience === 'members' ? c : { ...c, labels: [], priority: null }
+export function conversationFor<C extends Pick<ConversationView, 'labels' | 'priority' | 'sla'>>(c: C, audience: Audience): C {
+  return audience === 'members' ? c : { ...c, labels: [], priority: null, sla: null }
 }
 
 /**

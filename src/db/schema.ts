@@ -76,6 +76,13 @@ export const metricKinds = [
   'message_sent',
   'csat',
   'csat_satisfied',
+  // Service levels (API.md section 18, src/sla/): one event per target and cycle, met or breached.
+  'sla_first_response_met',
+  'sla_first_response_breached',
+  'sla_next_response_met',
+  'sla_next_response_breached',
+  'sla_resolution_met',
+  'sla_resolution_breached',
 ] as const
 export type MetricKind = (typeof metricKinds)[number]
 /** Rollup grains, all in UTC: hour, day, third of a month (from the 1st, 11th, 21st), month. */
@@ -90,6 +97,9 @@ export type WeekDay = (typeof weekDays)[number]
 /** A member's presence (API.md `user:presence`), kept in Redis by src/presence.ts, not in a table. */
 export const presenceStatuses = ['online', 'away', 'offline'] as const
 export type PresenceStatus = (typeof presenceStatuses)[number]
+/** The targets of an SLA policy (API.md section 18), as the API names them. */
+export const slaTargets = ['FIRST_RESPONSE', 'NEXT_RESPONSE', 'RESOLUTION'] as const
+export type SlaTarget = (typeof slaTargets)[number]
 /** A channel's kind, fixed at creation (API.md section 19): the web widget or a mailbox. */
 export const channelKinds = ['web', 'email'] as const
 export type ChannelKind = (typeof channelKinds)[number]
@@ -257,6 +267,13 @@ export const conversations = pgTable(
       .generatedAlwaysAs(sql`CASE priority WHEN 'urgent' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END`),
     /** Set only while SNOOZED until a time: the wake-up sweep's due time (src/triage/wake.ts). */
     snoozedUntil: ts('snoozed_until'),
+    // Service levels (API.md section 18, src/sla/).
+    /** Its SLA policy; null: none. Deleting a policy removes it from its conversations (src/sla/policies.ts). */
+    slaPolicyId: uuid('sla_policy_id').references(() => slaPolicies.id, { onDelete: 'set null' }),
+    /** The policy was chosen by hand (PATCH /:id/sla): matching leaves it alone. */
+    slaManual: boolean('sla_manual').notNull().default(false),
+    /** The nearest due time of its running targets (sla_targets), null when none runs: sortBy=slaDueAt. */
+    slaDueAt: ts('sla_due_at'),
     /** An e-mail conversation's subject (the first mail's); null on web chat. */
     subject: text('subject'),
     /**
@@ -317,6 +334,10 @@ export const conversations = pgTable(
       // top-N sort; a common one walks the list index and filters) and a label's delete
       index('conv_labels_idx').using('gin', t.labelIds).where(live),
       // serves: the snooze wake-up sweep (due SNOOZED rows, oldest due first)
+      // serves: GET /conversations?sortBy=slaDueAt (pinned first, nearest due first, none last)
+      index('conv_open_sla_due_idx').on(t.workspaceId, t.pinned, sql`COALESCE(${t.slaDueAt}, 'infinity'::timestamptz)`, t.id).where(open),
+      // serves: a deleted policy's conversations
+      index('conv_sla_policy_idx').on(t.slaPolicyId).where(sql`${t.slaPolicyId} IS NOT NULL`),
       index('conv_snoozed_until_idx').on(t.snoozedUntil).where(sql`${t.deletedAt} IS NULL AND ${t.status} = 'SNOOZED' AND ${t.snoozedUntil} IS NOT NULL`),
       // serves: inbound threading by the subject's [#ref] (API.md section 19)
       uniqueIndex('conv_email_ref_uq').on(t.channelId, t.emailRef).where(sql`${t.emailRef} IS NOT NULL`),
@@ -810,6 +831,90 @@ export const queueExits = pgTable(
   },
   // serves: estimatedWaitSeconds (the team's exits of the last 24 hours)
   (t) => [index('queue_exits_team_idx').on(t.teamId, t.at)],
+)
+
+/**
+ * SLA policies (API.md section 18, src/sla/policies.ts). The targets are minutes (null: not
+ * measured); business_hours is null (round the clock) or the calculator's BusinessHours
+ * (src/sla/business-time.ts); applies_to lists are empty to match everything.
+ */
+export const slaPolicies = pgTable(
+  'sla_policies',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    firstResponseMinutes: integer('first_response_minutes'),
+    nextResponseMinutes: integer('next_response_minutes'),
+    resolutionMinutes: integer('resolution_minutes'),
+    businessHours: jsonb('business_hours'),
+    channelIds: uuid('channel_ids').array().notNull().default(sql`'{}'::uuid[]`),
+    teamIds: uuid('team_ids').array().notNull().default(sql`'{}'::uuid[]`),
+    priorities: text('priorities').array().notNull().default(sql`'{}'::text[]`),
+    position: integer('position').notNull(),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  // serves: GET /sla-policies and matching (the first by position, then createdAt)
+  (t) => [index('sla_policies_workspace_idx').on(t.workspaceId, t.position, t.createdAt, t.id)],
+)
+
+/**
+ * The open targets of each conversation under its policy (src/sla/clock.ts computes them from the
+ * conversation's history; src/sla/sync.ts keeps these rows equal to that, under the row lock). A
+ * met or stopped target has no row. due_at is null while the clocks stop (PENDING, SNOOZED).
+ */
+export const slaTargetRows = pgTable(
+  'sla_targets',
+  {
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    workspaceId: uuid('workspace_id').notNull(),
+    target: text('target', { enum: slaTargets }).notNull(),
+    /** The target's cycle: 0 for first response, the reopen number for resolution, the guest message's ordinal for next response. */
+    cycle: integer('cycle').notNull(),
+    policyId: uuid('policy_id').notNull(),
+    startedAt: ts('started_at').notNull(),
+    dueAt: ts('due_at'),
+    /** The breach sweep recorded its breach (it stays running, overdue, until met or stopped). */
+    breached: boolean('breached').notNull().default(false),
+  },
+  (t) => [
+    primaryKey({ columns: [t.conversationId, t.target, t.cycle] }),
+    // serves: the breach sweep (running targets due now, oldest first; breached ones left out)
+    index('sla_targets_due_idx').on(t.dueAt).where(sql`${t.dueAt} IS NOT NULL AND NOT ${t.breached}`),
+  ],
+)
+
+/** Each breach, recorded once per conversation, target, cycle and policy (src/sla/sweep.ts). */
+export const slaBreaches = pgTable(
+  'sla_breaches',
+  {
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    workspaceId: uuid('workspace_id').notNull(),
+    target: text('target', { enum: slaTargets }).notNull(),
+    cycle: integer('cycle').notNull(),
+    policyId: uuid('policy_id').notNull(),
+    dueAt: ts('due_at').notNull(),
+    breachedAt: ts('breached_at').notNull().defaultNow(),
+  },
+  // serves: the once-only insert (ON CONFLICT DO NOTHING) and a conversation's `breaches`
+  (t) => [primaryKey({ columns: [t.conversationId, t.policyId, t.target, t.cycle] })],
+)
+
+/**
+ * Each status a conversation entered, with its time (written by mutateConversation and
+ * insertConversation): the history the SLA clock is recomputed from (pauses, closes, reopens).
+ */
+export const conversationStatusLog = pgTable(
+  'conversation_status_log',
+  {
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    workspaceId: uuid('workspace_id').notNull(),
+    at: ts('at').notNull(),
+    status: text('status', { enum: conversationStatus }).notNull(),
+  },
+  // serves: a conversation's history, in order
+  (t) => [primaryKey({ columns: [t.conversationId, t.at, t.status] })],
 )
 
 /**

@@ -9,6 +9,7 @@ import { insertConversation } from '../conversations/lifecycle.js'
 import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
 import { conversationNotFound } from '../errors.js'
 import { rooms } from '../events.js'
+import { conversationFor } from '../conversations/visibility.js'
 import { OFFLINE_MAIL_QUEUE, type OfflineMailJob } from './offline-mail.js'
 
 export interface OfflineMessageResult {
@@ -75,9 +76,12 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
     return { conversation, message: toMessageView(message), mailsQueued }
   })
   const targets = [rooms.workspace(v.workspaceId), rooms.guest(v.guestId)]
-  ctx.events.publish(targets, 'conversation:updated', { conversation: out.conversation })
+  // Members see its service level (API.md section 18), the visitor does not.
+  const outside = conversationFor(out.conversation, 'outside')
+  ctx.events.publish([rooms.workspace(v.workspaceId)], 'conversation:updated', { conversation: out.conversation })
+  ctx.events.publish([rooms.guest(v.guestId)], 'conversation:updated', { conversation: outside })
   ctx.events.publish(targets, 'message:new', { conversationId: id, message: out.message })
   if (out.mailsQueued > 0) ctx.jobs.wake(OFFLINE_MAIL_QUEUE)
   ctx.routing.teams([out.conversation.teamId])
-  return { conversation: out.conversation, mailsQueued: out.mailsQueued }
+  return { conversation: outside, mailsQueued: out.mailsQueued }
 }

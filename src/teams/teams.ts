@@ -11,6 +11,7 @@ import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { teamQueue } from './queue.js'
 import { releaseMember } from './rules.js'
+import { rematchConversations } from '../sla/policies.js'
 
 /** Teams (API.md section 16). Every member reads them; `teams:manage` changes them (the route declares it). */
 
@@ -141,16 +142,21 @@ export async function updateTeam(ctx: Ctx, id: string, patch: UpdateTeamInput): 
  */
 export async function deleteTeam(ctx: Ctx, id: string): Promise<void> {
   const { workspaceId } = memberOf(ctx)
-  await ctx.sql.begin(async (sql) => {
+  const moved = await ctx.sql.begin(async (sql) => {
     await lockCountersShared(sql, workspaceId)
     const team = await findTeam(sql, workspaceId, id, true)
-    await sql`UPDATE conversations SET team_id = NULL, queued_at = NULL WHERE team_id = ${team.id}`
+    const rows = await sql<{ id: string; manual: boolean }[]>`
+      UPDATE conversations SET team_id = NULL, queued_at = NULL WHERE team_id = ${team.id}
+      RETURNING id, sla_manual AS manual`
     await sql`UPDATE channels SET default_team_id = NULL WHERE default_team_id = ${team.id}`
     await sql`
       DELETE FROM unread_counters WHERE workspace_id = ${workspaceId}
         AND scope IN (${`team:${team.id}`}, ${`team-unassigned:${team.id}`})`
     await sql`DELETE FROM teams WHERE id = ${team.id}`
+    return rows.filter((r) => !r.manual).map((r) => r.id)
   })
+  // Their team changed: their SLA policy is matched again (API.md section 18).
+  await rematchConversations(ctx, moved)
 }
 
 /** PUT /teams/:id/members/:userId: an active member of the workspace (else 400 INVALID_AGENT); twice updates the capacity. */
