@@ -9,8 +9,8 @@ test('the Dovecot harness: APPEND places mail, a client reads it back, stop ends
   t.equal(uid2, uid1 + 1, 'UIDs ascend')
   const c = await dv.client()
   const st = await c.status('INBOX', { messages: true, uidNext: true, uidValidity: true })
-  t.equal(st.messages, 2)
-  t.equal(st.uidNext, uid2 + 1)
+  t.equal(st && st.messages, 2)
+  t.equal(st && st.uidNext, uid2 + 1)
   const lock = await c.getMailboxLock('INBOX')
   try {
     const m = await c.fetchOne(String(uid2), { source: true }, { uid: true })
