@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, assignmentReasons, conversationPriorities, conversationStatus, presenceStatuses, senderTypes } from '../src/db/schema.js'
+import { assignmentActions, assignmentReasons, conversationPriorities, deliveryStatuses, conversationStatus, presenceStatuses, senderTypes } from '../src/db/schema.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 
@@ -40,6 +40,8 @@ export const Conversation = Type.Object(
     queuedAt: Nullable(Timestamp),
     /** Its place in the queue, on a single conversation read and the visitor's events; null when not queued. */
     queue: Type.Optional(Nullable(Type.Object({ position: Type.Integer({ minimum: 1 }), estimatedWaitSeconds: Nullable(Type.Integer()) }))),
+    /** An e-mail conversation's subject (the first mail's, API.md section 19); null on web chat. */
+    subject: Nullable(Type.String()),
   },
   { $id: 'Conversation' },
 )
@@ -58,6 +60,8 @@ export const Message = Type.Object(
     /** Its files (API.md section 10), empty when there are none. */
     attachments: Type.Array(Attachment),
     createdAt: Timestamp,
+    /** An e-mail reply's delivery (API.md section 19); null on web chat, notes and inbound mail. */
+    delivery: Nullable(Type.Object({ status: Literals(deliveryStatuses), error: Nullable(Type.String()), at: Timestamp })),
   },
   { $id: 'Message' },
 )

@@ -153,6 +153,13 @@ export const ConfigSchema = Type.Object({
   MEDIA_REDIRECT_TTL_S: Type.Integer({ minimum: 1, maximum: 300, default: 300 }),
   /** Signs expiring media links (e-mailed transcripts); defaults to a key derived from VISITOR_SESSION_SECRET. */
   MEDIA_LINK_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  /**
+   * Encrypts e-mail channels' passwords (AES-256-GCM, src/email/secrets.ts): 32 bytes, base64.
+   * Development generates one (src/dev-env.ts); unset elsewhere, e-mail channels answer 503
+   * NOT_CONFIGURED and web chat is unaffected. Changing it makes the stored passwords unreadable
+   * (set them again with PATCH /channels/:id).
+   */
+  CHANNEL_SECRET_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** Largest file a member (UPLOAD_MAX_BYTES) or a visitor (UPLOAD_MAX_BYTES_VISITOR) may upload, in bytes. */
   UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1, default: 25 * 1024 * 1024 }),
   UPLOAD_MAX_BYTES_VISITOR: Type.Integer({ minimum: 1, default: 10 * 1024 * 1024 }),
@@ -174,7 +181,15 @@ export class ConfigError extends Error {}
  * copied .env would let anyone sign an owner's token. Refused in every environment.
  */
 const EXAMPLE_SECRETS = new Set(['dev-only-member-secret-change-me', 'dev-only-visitor-secret-change-me'])
-const SECRET_VARIABLES = ['AUTH_JWT_SECRET', 'VISITOR_SESSION_SECRET', 'CURSOR_SECRET', 'MEDIA_LINK_SECRET', 'PROVIDER_A_WEBHOOK_SECRET', 'PROVIDER_B_CLIENT_SECRET'] as const
+const SECRET_VARIABLES = [
+  'AUTH_JWT_SECRET',
+  'VISITOR_SESSION_SECRET',
+  'CURSOR_SECRET',
+  'MEDIA_LINK_SECRET',
+  'PROVIDER_A_WEBHOOK_SECRET',
+  'PROVIDER_B_CLIENT_SECRET',
+  'CHANNEL_SECRET_KEY',
+] as const
 
 /** Rules one variable's schema cannot say. */
 export function checkConfig(config: Config): Config {
@@ -192,6 +207,10 @@ export function checkConfig(config: Config): Config {
     throw new ConfigError(
       'Invalid configuration: NODE_ENV=production needs DATABASE_URL=postgres://... and REDIS_URL=redis://... (the embedded database and single-process mode are for development)',
     )
+  }
+  // Names the variable, never the value.
+  if (config.CHANNEL_SECRET_KEY !== undefined && !isChannelSecretKey(config.CHANNEL_SECRET_KEY)) {
+    throw new ConfigError('Invalid configuration: CHANNEL_SECRET_KEY must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)')
   }
   if (!config.AUTH_JWT_SECRET && !config.AUTH_JWKS_URL) {
     throw new ConfigError('Invalid configuration: AUTH_JWKS_URL or AUTH_JWT_SECRET is required')
@@ -213,6 +232,11 @@ export function checkConfig(config: Config): Config {
     throw new ConfigError('Invalid configuration: MEDIA_REDIRECT=true needs STORAGE_DRIVER=s3')
   }
   return config
+}
+
+/** 32 bytes in base64 (or base64url), nothing else. */
+function isChannelSecretKey(value: string): boolean {
+  return /^[A-Za-z0-9+/_-]{43}=?$/.test(value.trim()) && Buffer.from(value.trim(), 'base64').length === 32
 }
 
 /** Turns env-schema's "env/PORT must be integer" into one line naming the variable. */

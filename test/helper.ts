@@ -17,6 +17,8 @@ export interface TestContext {
 
 export const TEST_JWT_SECRET = 'test-member-secret-0123456789abcdef'
 export const TEST_VISITOR_SECRET = 'test-visitor-secret-0123456789abcdef'
+/** CHANNEL_SECRET_KEY of test apps: 32 fixed bytes in base64 (e-mail channels' passwords). */
+export const TEST_CHANNEL_SECRET_KEY = Buffer.alloc(32, 7).toString('base64')
 
 /** The environment every test app starts from; tests override single variables. */
 export function testEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
@@ -26,6 +28,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     VISITOR_SESSION_SECRET: TEST_VISITOR_SECRET,
+    CHANNEL_SECRET_KEY: TEST_CHANNEL_SECRET_KEY,
     MIGRATE_ON_START: 'false',
     DATABASE_POOL_MAX: '5',
     // Feature tests create many conversations and messages per guest; the abuse limits are

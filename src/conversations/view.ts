@@ -19,7 +19,7 @@ export const CONVERSATION_SELECT = `
   CASE WHEN cardinality(c.label_ids) = 0 THEN '[]'::json ELSE (
     SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY lower(l.name), l.id)
     FROM labels l WHERE l.id = ANY(c.label_ids)) END AS labels,
-  c.team_id AS "teamId", c.queued_at AS "queuedAt",
+  c.team_id AS "teamId", c.queued_at AS "queuedAt", c.subject,
   g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName", tt.name AS "teamName"`
 
 export const CONVERSATION_FROM = `
@@ -49,6 +49,7 @@ export type ConversationRecord = Pick<
   | 'snoozedUntil'
   | 'teamId'
   | 'queuedAt'
+  | 'subject'
 > & {
   /** The labels it holds, by name (null only if every one was deleted between the read's steps). */
   labels: { id: string; name: string; color: string }[] | null
@@ -95,20 +96,29 @@ export function toConversationView(r: ConversationRecord): ConversationView {
     teamId: r.teamId,
     team: r.teamId ? { id: r.teamId, name: r.teamName ?? '' } : null,
     queuedAt: iso(r.queuedAt),
+    subject: r.subject,
   }
 }
 
 /** The columns every message read selects (lists, transcripts), aliased to camelCase. */
 export const MESSAGE_COLUMNS = `
   id, conversation_id AS "conversationId", sender_type AS "senderType", sender_id AS "senderId",
-  sender_name AS "senderName", body, private, created_at AS "createdAt"`
+  sender_name AS "senderName", body, private, created_at AS "createdAt",
+  delivery_status AS "deliveryStatus", delivery_error AS "deliveryError", delivery_at AS "deliveryAt"`
 
 export type MessageRecord = Pick<
   typeof messages.$inferSelect,
-  'id' | 'conversationId' | 'senderType' | 'senderId' | 'senderName' | 'body' | 'private' | 'createdAt'
+  'id' | 'conversationId' | 'senderType' | 'senderId' | 'senderName' | 'body' | 'private' | 'createdAt' | 'deliveryStatus' | 'deliveryError' | 'deliveryAt'
 >
 
 /** A message as the API shows it, with its files (section 10; empty when it has none). */
 export function toMessageView(m: MessageRecord, attachments: AttachmentView[] = []): MessageView {
-  return { ...m, attachments, createdAt: iso(m.createdAt) }
+  const { deliveryStatus, deliveryError, deliveryAt, ...rest } = m
+  return {
+    ...rest,
+    attachments,
+    createdAt: iso(m.createdAt),
+    // An e-mail reply's delivery (API.md section 19); null on web chat.
+    delivery: deliveryStatus ? { status: deliveryStatus, error: deliveryError, at: iso(deliveryAt ?? m.createdAt) } : null,
+  }
 }

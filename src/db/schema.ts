@@ -90,6 +90,18 @@ export type WeekDay = (typeof weekDays)[number]
 /** A member's presence (API.md `user:presence`), kept in Redis by src/presence.ts, not in a table. */
 export const presenceStatuses = ['online', 'away', 'offline'] as const
 export type PresenceStatus = (typeof presenceStatuses)[number]
+/** A channel's kind, fixed at creation (API.md section 19): the web widget or a mailbox. */
+export const channelKinds = ['web', 'email'] as const
+export type ChannelKind = (typeof channelKinds)[number]
+/** An e-mail channel's health (`email.status.state`): the last check, sync or send. */
+export const emailStates = ['ok', 'error'] as const
+export type EmailState = (typeof emailStates)[number]
+/** A mail Parley received (inbound, src/email/ inbound) or sent (outbound). */
+export const emailDirections = ['in', 'out'] as const
+export type EmailDirection = (typeof emailDirections)[number]
+/** An e-mail reply's delivery (Message `delivery.status`, API.md section 19). */
+export const deliveryStatuses = ['queued', 'sent', 'failed'] as const
+export type DeliveryStatus = (typeof deliveryStatuses)[number]
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
@@ -129,7 +141,7 @@ export const channels = pgTable(
     id: uuid('id').primaryKey(),
     workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['web'] }).notNull().default('web'),
+    kind: text('kind', { enum: channelKinds }).notNull().default('web'),
     active: boolean('active').notNull().default(true),
     allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
     requireChannelToken: boolean('require_channel_token').notNull().default(false),
@@ -141,6 +153,22 @@ export const channels = pgTable(
     widget: jsonb('widget').notNull().default(sql`'{}'::jsonb`),
     /** The team a conversation created on this channel belongs to (API.md section 16). */
     defaultTeamId: uuid('default_team_id').references(() => teams.id, { onDelete: 'set null' }),
+    /**
+     * An e-mail channel's settings without the passwords (kind 'email'; null on web):
+     * `{ address, fromName, imap: { host, port, secure, username, mailbox }, smtp: { host, port,
+     * secure, username } }` (src/email/settings.ts EmailSettings). Passwords are the two columns below.
+     */
+    email: jsonb('email'),
+    /** The IMAP password, AES-256-GCM under CHANNEL_SECRET_KEY (src/email/secrets.ts); never plaintext. */
+    emailImapPassword: text('email_imap_password'),
+    /** The SMTP password, encrypted the same way. */
+    emailSmtpPassword: text('email_smtp_password'),
+    /** `email.status.state`: 'ok' until a check, sync or send fails (null on web). */
+    emailState: text('email_state', { enum: emailStates }),
+    /** The last failure's message (null while ok). */
+    emailError: text('email_error'),
+    /** The mailbox reader's last successful sync (null until the first). */
+    emailLastSyncAt: ts('email_last_sync_at'),
     createdAt: createdAt(),
   },
   (t) => [
@@ -229,6 +257,14 @@ export const conversations = pgTable(
       .generatedAlwaysAs(sql`CASE priority WHEN 'urgent' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END`),
     /** Set only while SNOOZED until a time: the wake-up sweep's due time (src/triage/wake.ts). */
     snoozedUntil: ts('snoozed_until'),
+    /** An e-mail conversation's subject (the first mail's); null on web chat. */
+    subject: text('subject'),
+    /**
+     * An e-mail conversation's reference token, `[#<ref>]` in every outgoing subject: 10
+     * characters of lower-case Crockford base32 (50 random bits, src/email/ref.ts), unique per
+     * channel; null on web chat.
+     */
+    emailRef: text('email_ref'),
   },
   (t) => {
     const live = sql`${t.deletedAt} IS NULL`
@@ -282,6 +318,8 @@ export const conversations = pgTable(
       index('conv_labels_idx').using('gin', t.labelIds).where(live),
       // serves: the snooze wake-up sweep (due SNOOZED rows, oldest due first)
       index('conv_snoozed_until_idx').on(t.snoozedUntil).where(sql`${t.deletedAt} IS NULL AND ${t.status} = 'SNOOZED' AND ${t.snoozedUntil} IS NOT NULL`),
+      // serves: inbound threading by the subject's [#ref] (API.md section 19)
+      uniqueIndex('conv_email_ref_uq').on(t.channelId, t.emailRef).where(sql`${t.emailRef} IS NOT NULL`),
     ]
   },
 )
@@ -301,6 +339,15 @@ export const messages = pgTable(
     clientMessageId: text('client_message_id'),
     /** An agents' internal note: members only, never a visitor (src/conversations/visibility.ts). */
     private: boolean('private').notNull().default(false),
+    /**
+     * An e-mail reply's delivery (API.md section 19): null on web chat, on notes, and on what
+     * was not sent by mail; 'queued' while the outbound job retries, then 'sent' or 'failed'.
+     */
+    deliveryStatus: text('delivery_status', { enum: deliveryStatuses }),
+    /** The last attempt's error (kept on 'failed', and while 'queued' after a failed attempt). */
+    deliveryError: text('delivery_error'),
+    /** When delivery_status last changed. */
+    deliveryAt: ts('delivery_at'),
     createdAt: createdAt(),
     search: tsvector('search').generatedAlwaysAs(sql`to_tsvector('simple', body)`),
   },
@@ -763,4 +810,36 @@ export const queueExits = pgTable(
   },
   // serves: estimatedWaitSeconds (the team's exits of the last 24 hours)
   (t) => [index('queue_exits_team_idx').on(t.teamId, t.at)],
+)
+
+/**
+ * The mail headers of each message that came in or went out by e-mail (API.md section 19), one
+ * row per message: inbound writes 'in' rows with the mail's own headers, outbound writes an
+ * 'out' row in the reply's transaction with the Message-ID it will be sent under (fixed before
+ * the first attempt, so a resend is the same mail). Threading looks a header up by channel.
+ * Message-IDs are stored without the angle brackets.
+ */
+export const messageEmails = pgTable(
+  'message_emails',
+  {
+    messageId: uuid('message_id').primaryKey().references(() => messages.id, { onDelete: 'cascade' }),
+    workspaceId: uuid('workspace_id').notNull(),
+    channelId: uuid('channel_id').notNull().references(() => channels.id, { onDelete: 'cascade' }),
+    conversationId: uuid('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+    direction: text('direction', { enum: emailDirections }).notNull(),
+    /** The mail's Message-ID, without <>. */
+    messageIdHeader: text('message_id_header').notNull(),
+    /** In-Reply-To, without <> (null: none). */
+    inReplyTo: text('in_reply_to'),
+    /** References, oldest first, each without <>. */
+    references: text('references').array().notNull().default(sql`'{}'::text[]`),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    // serves: threading (In-Reply-To / References name a mail of this channel) and the inbound
+    // duplicate check (a Message-ID seen twice is stored once)
+    uniqueIndex('message_emails_header_uq').on(t.channelId, t.messageIdHeader),
+    // serves: outbound headers (the newest inbound mail, the thread's Message-IDs)
+    index('message_emails_conversation_idx').on(t.conversationId, t.createdAt),
+  ],
 )

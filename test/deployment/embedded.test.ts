@@ -108,9 +108,13 @@ t.test('npm start with nothing configured: the core flows on an embedded Postgre
     t.ok(api.lines().some((l) => String(l.msg).startsWith(`embedded PostgreSQL: data in ${join(parleyDir, 'pg')}`)), 'one line says where the database is')
     t.ok(api.lines().some((l) => String(l.msg).includes(`generated in .parley/secrets.json`)), 'one line says where the secrets are')
     const secrets = JSON.parse(readFileSync(join(parleyDir, 'secrets.json'), 'utf8')) as Record<string, string>
-    t.same(Object.keys(secrets).sort(), ['AUTH_JWT_SECRET', 'VISITOR_SESSION_SECRET'])
+    t.same(Object.keys(secrets).sort(), ['AUTH_JWT_SECRET', 'CHANNEL_SECRET_KEY', 'VISITOR_SESSION_SECRET'])
+    t.equal(Buffer.from(secrets.CHANNEL_SECRET_KEY!, 'base64').length, 32, 'CHANNEL_SECRET_KEY is a 32-byte key in base64')
     t.equal(statSync(join(parleyDir, 'secrets.json')).mode & 0o777, 0o600, 'secrets readable by their owner only')
-    t.notOk(api.log().includes(secrets.VISITOR_SESSION_SECRET) || api.log().includes(secrets.AUTH_JWT_SECRET), 'no secret in the log')
+    t.notOk(
+      api.log().includes(secrets.VISITOR_SESSION_SECRET!) || api.log().includes(secrets.AUTH_JWT_SECRET!) || api.log().includes(secrets.CHANNEL_SECRET_KEY!),
+      'no secret in the log',
+    )
   })
 
   // A member token from `npm run token`, signed with the generated secret.
