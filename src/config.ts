@@ -127,6 +127,10 @@ export const ConfigSchema = Type.Object({
   JOBS_POLL_INTERVAL_S: Type.Number({ minimum: 0.5, default: 2 }),
   /** How often each JOBS_WORKER process sweeps for snoozes that are due (a wake-up comes within it of `until`). */
   SNOOZE_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 8000, default: 2000 }),
+  /** E-mail channels' mailbox readers (docs/email.md): how long a reader's lease lasts without renewal (renewed every third of it). */
+  EMAIL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 45_000, default: 30_000 }),
+  /** How often a reader looks for new mail besides IMAP IDLE, and each process looks for mailboxes without a reader. */
+  EMAIL_POLL_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 8000 }),
   /** Transcript mail retries: first delay, exponential backoff up to the max, this many attempts. */
   TRANSCRIPT_RETRY_DELAY_S: Type.Integer({ minimum: 1, default: 30 }),
   TRANSCRIPT_RETRY_DELAY_MAX_S: Type.Integer({ minimum: 1, default: 3600 }),
