@@ -10,12 +10,22 @@ export interface TestSmtp {
   close(): Promise<void>
 }
 
-/** A real SMTP server on 127.0.0.1 (smtp-server) that parses what it receives (mailparser). */
-export async function startSmtp(port = 0): Promise<TestSmtp> {
+/**
+ * A real SMTP server on 127.0.0.1 (smtp-server) that parses what it receives (mailparser). With
+ * `auth`, it offers AUTH PLAIN/LOGIN without TLS and accepts only that user and password (e-mail
+ * channels log in).
+ */
+export async function startSmtp(port = 0, opts: { auth?: { user: string; pass: string } } = {}): Promise<TestSmtp> {
   const mails: TestSmtp['mails'] = []
+  const auth = opts.auth
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    authOptional: !auth,
+    disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
+    allowInsecureAuth: true,
+    onAuth(a, _session, callback) {
+      if (auth && a.username === auth.user && a.password === auth.pass) return callback(null, { user: a.username })
+      return callback(new Error('Invalid username or password'))
+    },
     logger: false,
     size: 50 * 1024 * 1024,
     onData(stream, session, callback) {
