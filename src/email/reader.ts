@@ -277,20 +277,22 @@ class MailboxReader {
    */
   private async place(client: ImapFlow, uidValidity: number): Promise<number> {
     const { sql } = this.deps
-    const [row] = await sql<{ uidValidity: number | null; lastUid: number | null; createdMs: number }[]>`
+    const [row] = await sql<{ uidValidity: string | null; lastUid: string | null; createdMs: number }[]>`
       SELECT m.uid_validity AS "uidValidity", m.last_uid AS "lastUid", (extract(epoch FROM c.created_at) * 1000)::float8 AS "createdMs"
       FROM email_mailboxes m JOIN channels c ON c.id = m.channel_id
       WHERE m.channel_id = ${this.channelId}`
     if (!row) throw new Error('no lease row')
-    if (row.uidValidity === uidValidity && row.lastUid !== null) return Number(row.lastUid)
+    // bigint columns arrive as strings.
+    const stored = row.uidValidity === null ? null : Number(row.uidValidity)
+    if (stored === uidValidity && row.lastUid !== null) return Number(row.lastUid)
     let start = 0
-    if (row.uidValidity === null) start = await this.firstPlace(client, new Date(row.createdMs))
+    if (stored === null) start = await this.firstPlace(client, new Date(Number(row.createdMs)))
     const set = await sql`
       UPDATE email_mailboxes SET uid_validity = ${uidValidity}, last_uid = ${start}, updated_at = clock_timestamp()
       WHERE channel_id = ${this.channelId} AND holder = ${this.holder} AND lease_expires_at > clock_timestamp()
         AND uid_validity IS NOT DISTINCT FROM ${row.uidValidity}`
     if (set.count !== 1) throw new Error('the mailbox lease was lost')
-    if (row.uidValidity !== null) this.deps.log.warn({ channelId: this.channelId }, 'mailbox UIDVALIDITY changed: reading it again from the start')
+    if (stored !== null) this.deps.log.warn({ channelId: this.channelId }, 'mailbox UIDVALIDITY changed: reading it again from the start')
     return start
   }
 
