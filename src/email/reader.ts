@@ -210,7 +210,8 @@ class MailboxReader {
     client.on('close', () => this.signal.wake?.())
     await client.connect()
     if (this.stopped) return
-    await client.mailboxOpen(settings.imap.mailbox)
+    // Read-only (EXAMINE): Parley never changes the mailbox (docs/email.md "What Parley writes to the mailbox").
+    await client.mailboxOpen(settings.imap.mailbox, { readOnly: true })
     while (!this.stopped) {
       if (!client.usable) throw new Error('the IMAP connection closed')
       await this.sync(client, settings)

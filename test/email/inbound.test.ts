@@ -37,6 +37,19 @@ t.test('inbound mail', async (t) => {
     t.same(g, { name: 'Jane Doe', email: 'jane.doe@customer.example', verified: false }, 'the guest: display name, address lower-cased, unverified')
     first = { conversationId: c!.id, guestId: c!.guestId }
 
+    // Parley writes nothing to the mailbox: the mail is still there, unflagged (not even \Seen).
+    const client = await dv.client()
+    const lock = await client.getMailboxLock('INBOX', { readOnly: true })
+    try {
+      const fetched = await client.fetchOne('*', { flags: true, envelope: true })
+      t.equal(fetched && fetched.envelope?.messageId, '<first@customer.example>')
+      // \Recent is the server's session flag (still there: the reader only EXAMINEd the mailbox).
+      t.same(fetched && [...(fetched.flags ?? [])].filter((f) => f !== '\\Recent'), [], 'no flag set by the reader (no \\Seen)')
+    } finally {
+      lock.release()
+      await client.logout()
+    }
+
     const res = await app.inject({ method: 'GET', url: `/conversations/${c!.id}`, headers: h })
     t.equal(res.statusCode, 200)
     t.equal(res.json().subject, 'Cannot log in', 'the API shows the subject')
