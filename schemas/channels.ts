@@ -1,6 +1,6 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TOptional } from '@sinclair/typebox'
 import { Email, Literals, Name, Nullable, Timestamp, Uuid } from './common.js'
-import { channelKinds, emailStates, expectedReplyTimes, weekDays } from '../src/db/schema.js'
+import { channelKinds, emailStates, expectedReplyTimes, weekDays, type WeekDay } from '../src/db/schema.js'
 
 /** A browser origin: scheme, host and optional port, nothing after it ("https://shop.example.com"). */
 export const Origin = Type.String({ pattern: '^https?://[^/?#\\s]+$', maxLength: 255 })
@@ -8,16 +8,21 @@ export const AllowedOrigins = Type.Array(Origin, { maxItems: 100 })
 
 /** HH:MM, 00:00..23:59, and 24:00 (meant as an end). */
 const Hhmm = Type.String({ pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$' })
-/** [start, end], start before end (checked by src/support/widget.ts). */
+/** [start, end], start before end (checked by src/support/widget-settings.ts, and for SLA hours by src/sla/business-time.ts). */
 const Window = Type.Array(Hhmm, { minItems: 2, maxItems: 2 })
 const DayWindows = Type.Array(Window, { maxItems: 12 })
+/** One optional list of windows per weekday (keys typed, so `days.mon` is known to TypeScript). */
+const WeekWindows = Type.Object(
+  Object.fromEntries(weekDays.map((d) => [d, Type.Optional(DayWindows)])) as Record<WeekDay, TOptional<typeof DayWindows>>,
+  { additionalProperties: false },
+)
 
 export const OfficeHours = Type.Object(
   {
     /** IANA time zone ("Europe/Paris"), checked through Intl; stored in its canonical spelling. */
     timezone: Type.String({ minLength: 1, maxLength: 64 }),
     /** A day left out is closed. */
-    days: Type.Object(Object.fromEntries(weekDays.map((d) => [d, Type.Optional(DayWindows)])), { additionalProperties: false }),
+    days: WeekWindows,
   },
   { additionalProperties: false },
 )

@@ -22,7 +22,7 @@ export const rooms = {
 /** The Redis channel key shared by the emitter and the gateway's adapter. */
 export const socketIoKey = (prefix: string) => `${prefix}socket.io`
 
-export type EventName = 'message:new' | 'conversation:updated' | 'user:presence' | 'mention:new' | 'visitor:updated'
+export type EventName = 'message:new' | 'message:updated' | 'conversation:updated' | 'user:presence' | 'mention:new' | 'visitor:updated'
 
 export interface EventPublisher {
   /** Emits `event` to each room; never throws (a failed publish is logged, the request goes on). */

@@ -11,6 +11,7 @@ import { addMentions, publishMentions, type NewMentions } from '../mentions/ment
 import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, isClosedStatus, mutateConversation, type LockedConversation } from './lifecycle.js'
 import { queueOnReopen } from '../teams/rules.js'
+import { EMAIL_OUTBOUND_QUEUE, queueEmailReply } from '../email/outbound.js'
 import { applyCountersDelta, countersDelta, type CounterState } from './counters.js'
 import { MESSAGE_COLUMNS, toMessageView, type MessageRecord } from './view.js'
 import { audienceOf, publishNewMessage, visibleMessages, type Audience } from './visibility.js'
@@ -64,6 +65,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
   const clientId = input.clientMessageId ?? null
   let mentioned: NewMentions | null = null
   let attached: AttachmentRecord[] = []
+  let mailed = false
 
   const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
     let senderId: string
@@ -116,6 +118,15 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
       mentioned = await addMentions(ctx, sql, m, input.mentions ?? [])
       return { result: { message, created: true } }
     }
+    // A public agent reply on an e-mail conversation is mailed to the guest: queued here, in the
+    // message's transaction, sent by the outbound job (src/email/outbound.ts).
+    if (senderType === 'AGENT') {
+      const delivery = await queueEmailReply(ctx, sql, row, inserted)
+      if (delivery) {
+        message.delivery = delivery
+        mailed = true
+      }
+    }
     const preview = input.body.length > 0 ? input.body : files.map((f) => f.filename).join(', ')
     const [after] = await sql<CounterState[]>`
       UPDATE conversations SET
@@ -140,6 +151,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
     const conv = out.conversation
     await publishNewMessage(ctx, conv, result.message, attached)
     if (mentioned) publishMentions(ctx, mentioned)
+    if (mailed) ctx.jobs.wake(EMAIL_OUTBOUND_QUEUE)
   }
   return result
 }

@@ -75,6 +75,16 @@ t.test('create and patch an e-mail channel', async (t) => {
     t.notOk(list.data.find((c: { id: string }) => c.id === ws.channelId).email, 'a web channel has no email')
   })
 
+  await t.test('two PATCHes naming different fields both apply', async (t) => {
+    const [a, b] = await Promise.all([
+      app.inject({ method: 'PATCH', url: `/channels/${ch.id}`, headers: h, payload: { email: { imap: { port: 1993 } } } }),
+      app.inject({ method: 'PATCH', url: `/channels/${ch.id}`, headers: h, payload: { email: { smtp: { port: 1587 } } } }),
+    ])
+    t.same([a.statusCode, b.statusCode], [200, 200])
+    const s = await channelMailSettings(app.deps.sql, app.deps.config, ch.id)
+    t.same([s!.imap.port, s!.smtp.port], [1993, 1587])
+  })
+
   await t.test('400s and 403s', async (t) => {
     const bad: [object, RegExp][] = [
       [{ name: 'M', kind: 'email' }, /email.*required/],
@@ -161,4 +171,18 @@ t.test('without CHANNEL_SECRET_KEY e-mail channels answer 503 NOT_CONFIGURED', a
   t.same([r.statusCode, r.json().code], [503, 'NOT_CONFIGURED'])
   const web = await app.inject({ method: 'POST', url: '/channels', headers: ws.admin.headers, payload: { name: 'Web' } })
   t.equal(web.statusCode, 201, 'web channels are unaffected')
+})
+
+t.test('CHANNEL_SECRET_KEY must be 32 bytes in base64; the error names the variable, never the value', async (t) => {
+  const { loadConfig } = await import('../../src/config.js')
+  const { testEnv } = await import('../helper.js')
+  for (const bad of ['c2hvcnQtYnV0LXNlY3JldA==', Buffer.alloc(33, 9).toString('base64'), 'not base64 at all, not even close!!!!!!!!!!!!']) {
+    t.throws(() => loadConfig(testEnv({ CHANNEL_SECRET_KEY: bad })), { message: /^Invalid configuration: CHANNEL_SECRET_KEY must be 32 bytes in base64/ })
+    try {
+      loadConfig(testEnv({ CHANNEL_SECRET_KEY: bad }))
+    } catch (err) {
+      t.notOk((err as Error).message.includes(bad), 'the value is not repeated')
+    }
+  }
+  t.equal(loadConfig(testEnv({ CHANNEL_SECRET_KEY: Buffer.alloc(32, 1).toString('base64url') })).CHANNEL_SECRET_KEY?.length, 43, 'base64url is accepted')
 })

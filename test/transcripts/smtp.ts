@@ -15,7 +15,10 @@ export interface TestSmtp {
  * `auth`, it offers AUTH PLAIN/LOGIN without TLS and accepts only that user and password (e-mail
  * channels log in).
  */
-export async function startSmtp(port = 0, opts: { auth?: { user: string; pass: string } } = {}): Promise<TestSmtp> {
+export async function startSmtp(
+  port = 0,
+  opts: { auth?: { user: string; pass: string }; /** Refuses these recipients with 550. */ rejectRcpt?: string[] } = {},
+): Promise<TestSmtp> {
   const mails: TestSmtp['mails'] = []
   const auth = opts.auth
   const server = new SMTPServer({
@@ -25,6 +28,12 @@ export async function startSmtp(port = 0, opts: { auth?: { user: string; pass: s
     onAuth(a, _session, callback) {
       if (auth && a.username === auth.user && a.password === auth.pass) return callback(null, { user: a.username })
       return callback(new Error('Invalid username or password'))
+    },
+    onRcptTo(address, _session, callback) {
+      if (opts.rejectRcpt?.includes(address.address)) {
+        return callback(Object.assign(new Error('5.1.1 No such user'), { responseCode: 550 }))
+      }
+      return callback()
     },
     logger: false,
     size: 50 * 1024 * 1024,

@@ -13,6 +13,8 @@ interface Conversation {
   unreadCount: number
   lastMessagePreview: string | null
   labels?: { id: string; name: string }[]
+  /** An e-mail conversation's subject (null on web chat). */
+  subject?: string | null
 }
 interface Message {
   id: string
@@ -21,6 +23,8 @@ interface Message {
   body: string
   private?: boolean
   attachments?: { filename: string }[]
+  /** An e-mail reply's delivery (null on web chat). */
+  delivery?: { status: string; error: string | null } | null
 }
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
@@ -53,13 +57,20 @@ function item(tag: string, text: string, cls = ''): HTMLElement {
   return el
 }
 
+/** "✉ <subject>" before an e-mail conversation's name; nothing for web chat. */
+const mailTag = (c: Conversation) => (c.subject != null ? `\u2709 ${c.subject} \u00b7 ` : '')
+
+/** An e-mail reply's delivery after its text: " (sent)", " (queued: <error>)". */
+const deliveryTag = (m: Message) => (m.delivery ? ` (${m.delivery.status}${m.delivery.error ? `: ${m.delivery.error}` : ''})` : '')
+
 /** First use makes a workspace "Demo Shop" and its web channel; later ones reuse them. */
 async function setup(): Promise<void> {
   state.workspaceId = ''
   const workspaces = await api<{ data: { id: string; name: string }[] }>('GET', '/workspaces')
   state.workspaceId = workspaces.data[0]?.id ?? (await api<{ id: string }>('POST', '/workspaces', { name: 'Demo Shop' })).id
   const channels = await api<{ data: { id: string; channelToken: string; active: boolean }[] }>('GET', '/channels')
-  let channel = channels.data.find((c) => c.active)
+  // The shop's widget needs a web channel (an e-mail channel has no widget).
+  let channel = channels.data.find((c) => c.active && (c as { kind?: string }).kind !== 'email')
   if (!channel) {
     channel = await api<{ id: string; channelToken: string; active: boolean }>('POST', '/channels', { name: 'Northwind Roasters' })
     // The widget's look and a greeting (section 14); a server without widget settings keeps the defaults.
@@ -95,6 +106,8 @@ function connect(): Promise<void> {
   socket.on('connect_error', (err: Error) => ($('live').textContent = `gateway: ${err.message}`))
   socket.on('message:new', () => void refresh())
   socket.on('conversation:updated', () => void refresh())
+  // An e-mail reply's delivery changed (queued, sent, failed).
+  socket.on('message:updated', () => void refresh())
   return first
 }
 
@@ -104,7 +117,7 @@ async function refresh(): Promise<void> {
   ul.replaceChildren(
     ...list.data.map((c) => {
       const li = document.createElement('li')
-      const button = item('button', `${c.guest.name}${c.unreadCount ? ` (${c.unreadCount})` : ''}: ${c.lastMessagePreview ?? ''}`)
+      const button = item('button', `${mailTag(c)}${c.guest.name}${c.unreadCount ? ` (${c.unreadCount})` : ''}: ${c.lastMessagePreview ?? ''}`)
       button.setAttribute('aria-current', String(c.id === state.current))
       button.addEventListener('click', () => void openConversation(c.id))
       li.append(button)
@@ -127,11 +140,12 @@ async function showThread(): Promise<void> {
   const messages = await api<{ data: Message[] }>('GET', `/conversations/${id}/messages?limit=100`)
   const c = await api<Conversation>('GET', `/conversations/${id}`)
   const labels = (c.labels ?? []).map((l) => ` [${l.name}]`).join('')
-  $('conversation-title').textContent = `${c.guest.name} (${c.status})${labels}`
+  const who = c.subject != null && c.guest.email ? `${c.guest.name} <${c.guest.email}>` : c.guest.name
+  $('conversation-title').textContent = `${mailTag(c)}${who} (${c.status})${labels}`
   $('thread').replaceChildren(
     ...messages.data.map((m) => {
       const files = (m.attachments ?? []).map((a) => ` [${a.filename}]`).join('')
-      return item('li', `${m.senderName}: ${m.body}${files}`, m.senderType)
+      return item('li', `${m.senderName}: ${m.body}${files}${deliveryTag(m)}`, m.senderType)
     }),
   )
 }
