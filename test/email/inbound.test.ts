@@ -204,4 +204,30 @@ t.test('inbound mail', async (t) => {
     t.equal(busy!.n, 3, 'the fourth started nothing')
     t.notOk((await inbound()).some((m) => m.header === 'busy-3@customer.example'), 'and was not stored')
   })
+
+  await t.test('events: conversation:updated and message:new as for web chat; the guest’s room without original.eml', async (t) => {
+    const seen: { rooms: string[]; event: string; payload: { conversationId?: string; message?: { body: string; attachments: { filename: string }[] } } }[] = []
+    const events = app.deps.events
+    const publish = events.publish.bind(events)
+    // A spy on the real publisher (the events still go out through Redis).
+    events.publish = (rooms, event, payload) => {
+      seen.push({ rooms, event, payload: payload as (typeof seen)[number]['payload'] })
+      publish(rooms, event, payload)
+    }
+    t.teardown(() => {
+      events.publish = publish
+    })
+    await dv.append(rawMail({ From: 'Evan <evan@customer.example>', Subject: 'Events', 'Message-ID': '<events@customer.example>' }, 'Watch the events.'))
+    await waitFor(() => seen.filter((e) => e.event === 'message:new').length >= 2, 10_000, 50)
+    const conv = seen.find((e) => e.event === 'conversation:updated')
+    t.ok(conv, 'conversation:updated for the new conversation')
+    t.ok(conv!.rooms.includes(`ws:${ws.workspaceId}`), 'to the members')
+    const news = seen.filter((e) => e.event === 'message:new')
+    const members = news.find((e) => e.rooms.includes(`ws:${ws.workspaceId}`))!
+    const guest = news.find((e) => e.rooms.some((r) => r.startsWith('guest:')))!
+    t.equal(members.payload.message!.body, 'Watch the events.')
+    t.same(members.payload.message!.attachments.map((a) => a.filename), ['original.eml'], 'members get the original')
+    t.same(guest.payload.message!.attachments, [], 'the guest’s room does not')
+    t.notOk(members.rooms.some((r) => r.startsWith('guest:')), 'the members’ copy never goes to the guest')
+  })
 })

@@ -1,6 +1,7 @@
 import { test } from 'tap'
 import { messageIds, parseMail } from '../../src/email/parse.js'
 import { stripQuoted } from '../../src/email/quoted.js'
+import { refOfSubject } from '../../src/email/ref.js'
 import { rawMail } from '../support/dovecot.js'
 
 const mail = (headers: Record<string, string>, body = 'Hello') => Buffer.from(rawMail(headers, body))
@@ -153,4 +154,19 @@ test('auto-replies and bounces are recognised; ordinary mail is not', async (t) 
     const m = await parseMail(mail({ From: 'Jane <jane@example.test>', Subject: 'x', ...headers }, body))
     t.equal(m.automatic, want, name)
   }
+})
+
+test('the [#ref] token of a subject', async (t) => {
+  const cases: [string, string | null][] = [
+    ['Re: Cannot log in [#abcdefghjk]', 'abcdefghjk'],
+    ['RE: AW: Cannot log in [#ABCDEFGHJK]', 'abcdefghjk'],
+    ['[#0123456789] at the start', '0123456789'],
+    ['Fwd: Re: x [#abcdefghjk] (was: y)', 'abcdefghjk'],
+    ['no token', null],
+    ['too short [#abc]', null],
+    ['not Crockford (i, l, o, u) [#abcdefghij]', null],
+    ['no hash [abcdefghjk]', null],
+    ['', null],
+  ]
+  for (const [subject, want] of cases) t.equal(refOfSubject(subject), want, subject || '(empty)')
 })
