@@ -12,7 +12,7 @@ import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecor
 import { conversationRooms, publishNewMessage } from '../conversations/visibility.js'
 import type { Sql } from '../db/client.js'
 import { AppError, conversationNotFound } from '../errors.js'
-import { parseMail, type InboundMail } from './parse.js'
+import { MailParseError, parseMail, type InboundMail } from './parse.js'
 import { newEmailRef, refOfSubject } from './ref.js'
 
 /** The original mail kept for members (API.md section 19): up to 25 MiB, outside the type list. */
@@ -39,6 +39,8 @@ export type ImportOutcome =
   | 'limited'
   | 'no-sender'
   | 'own'
+  /** Not a mail Parley can store (unparsable, or data PostgreSQL refuses): logged as an error and skipped, so one bad mail never blocks the mailbox. */
+  | 'rejected'
   /** The lease was lost before the commit: nothing was written; the new holder imports it. */
   | 'lease-lost'
 
@@ -79,7 +81,21 @@ interface PreparedFile {
  * no sender, Parley's own) still moves the place, in a transaction of its own.
  */
 export async function importMail(deps: Deps, place: ReaderPlace, uid: number, raw: Buffer): Promise<ImportOutcome> {
-  const mail = await parseMail(raw)
+  try {
+    return await importParsed(deps, place, uid, raw, await parseMail(raw))
+  } catch (err) {
+    // Deterministic refusals (the same mail would fail forever): a parse error, or PostgreSQL's
+    // data exceptions (22xxx) and constraint violations (23xxx). Anything else (the database or
+    // storage unreachable) propagates and the reader retries the same mail.
+    const code = (err as { code?: unknown }).code
+    const sqlData = typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)
+    if (!sqlData && !(err instanceof MailParseError)) throw err
+    deps.log.error({ channelId: place.channelId, uid, err: { message: (err as Error).message, code } }, 'mail not imported: refused')
+    return moveOnly(deps, place, uid, 'rejected')
+  }
+}
+
+async function importParsed(deps: Deps, place: ReaderPlace, uid: number, raw: Buffer, mail: InboundMail): Promise<ImportOutcome> {
   const skip = async (outcome: ImportOutcome, why: string): Promise<ImportOutcome> => {
     deps.log.info({ channelId: place.channelId, uid, outcome }, `mail not imported: ${why}`)
     return moveOnly(deps, place, uid, outcome)

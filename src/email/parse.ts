@@ -34,13 +34,19 @@ export interface InboundMail {
   attachments: MailFile[]
 }
 
+/** mailparser could not read the mail: the same bytes would fail again. */
+export class MailParseError extends Error {}
+
+/** PostgreSQL text holds no NUL: a mail's strings lose theirs (and other C0 controls but tab and newlines). */
+export const clean = (s: string) => s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '')
+
 /** `<a@b>` or `a@b` → `a@b`; one id per bracket pair, whitespace-separated otherwise. */
 export function messageIds(value: string | string[] | undefined | null): string[] {
   if (!value) return []
   const all = Array.isArray(value) ? value.join(' ') : value
   const bracketed = [...all.matchAll(/<([^<>\s]+)>/g)].map((m) => m[1]!)
   const ids = bracketed.length > 0 ? bracketed : all.split(/\s+/).filter((s) => s.includes('@'))
-  return [...new Set(ids.map((s) => s.trim()).filter((s) => s.length > 0 && s.length <= 998))]
+  return [...new Set(ids.map((s) => clean(s).trim()).filter((s) => s.length > 0 && s.length <= 998))]
 }
 
 function firstAddress(a: AddressObject | AddressObject[] | undefined): MailAddress | null {
@@ -49,7 +55,7 @@ function firstAddress(a: AddressObject | AddressObject[] | undefined): MailAddre
     for (const v of obj.value) {
       // A group ("undisclosed-recipients:;") nests its members.
       const inner = v.group?.length ? v.group : [v]
-      for (const x of inner) if (x.address) return { email: x.address.trim().toLowerCase(), name: (x.name ?? '').trim() }
+      for (const x of inner) if (x.address) return { email: clean(x.address).trim().toLowerCase(), name: clean(x.name ?? '').trim() }
     }
   }
   return null
@@ -69,10 +75,15 @@ export function headerText(v: HeaderValue | undefined): string {
  * bytes (`<sha256>@parley.invalid`), so the same mail read twice is still stored once.
  */
 export async function parseMail(raw: Buffer): Promise<InboundMail> {
-  const m: ParsedMail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true })
+  let m: ParsedMail
+  try {
+    m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true })
+  } catch (err) {
+    throw new MailParseError((err as Error).message)
+  }
   const from = firstAddress(m.from)
   const replyTo = firstAddress(m.replyTo)
-  const text = m.text?.trim() ? m.text : null
+  const text = m.text?.trim() ? clean(m.text) : null
   const messageId = messageIds(m.messageId)[0] ?? `${createHash('sha256').update(raw).digest('hex')}@parley.invalid`
   return {
     messageId,
@@ -80,7 +91,7 @@ export async function parseMail(raw: Buffer): Promise<InboundMail> {
     references: messageIds(m.references),
     sender: replyTo ?? from,
     from,
-    subject: (m.subject ?? '').replace(/\s+/g, ' ').trim(),
+    subject: clean(m.subject ?? '').replace(/\s+/g, ' ').trim(),
     text,
     body: text ? stripQuoted(text) : '',
     automatic: isAutomatic(m.headers, from),

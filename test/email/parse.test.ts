@@ -170,3 +170,10 @@ test('the [#ref] token of a subject', async (t) => {
   ]
   for (const [subject, want] of cases) t.equal(refOfSubject(subject), want, subject || '(empty)')
 })
+
+test('control characters PostgreSQL cannot store are removed', async (t) => {
+  const m = await parseMail(Buffer.from('From: "Ja\u0000ne" <jane@example.test>\r\nSubject: Null\u0000 byte\r\nMessage-ID: <nul@example.test>\r\n\r\nbefore\u0000after\ttab\r\n'))
+  t.equal(m.body, 'beforeafter\ttab')
+  t.equal(m.subject, 'Null byte')
+  t.equal(m.sender!.name, 'Jane')
+})
