@@ -125,12 +125,24 @@ async function claim(deps: Deps, holder: string, leaseMs: number): Promise<strin
   return rows.map((r) => r.channelId)
 }
 
-const sleep = (ms: number, signal: { wake: (() => void) | null }) =>
+/** What wakes a waiting reader: the server's news (IDLE), a closed connection, stop. */
+interface Signal {
+  wake: (() => void) | null
+  /** News that came while the reader was busy: the next wait returns at once. */
+  pending: boolean
+}
+
+const sleep = (ms: number, signal: Signal) =>
   new Promise<void>((resolve) => {
+    if (signal.pending) {
+      signal.pending = false
+      return resolve()
+    }
     const t = setTimeout(done, ms)
     function done() {
       clearTimeout(t)
       signal.wake = null
+      signal.pending = false
       resolve()
     }
     signal.wake = done
@@ -146,7 +158,7 @@ const sleep = (ms: number, signal: { wake: (() => void) | null }) =>
 class MailboxReader {
   private stopped = false
   private client: ImapFlow | null = null
-  private readonly signal: { wake: (() => void) | null } = { wake: null }
+  private readonly signal: Signal = { wake: null, pending: false }
   private readonly done: Promise<void>
 
   constructor(
@@ -175,6 +187,8 @@ class MailboxReader {
         const message = mailErrorText(err)
         this.deps.log.warn({ channelId: this.channelId, err: { message } }, 'mailbox reader failed; retrying')
         await this.status('error', message)
+        // The failed connection's own close is no news: the backoff is waited in full.
+        this.signal.pending = false
         await sleep(backoff, this.signal)
         backoff = Math.min(backoff * 2, 60_000)
       } finally {
@@ -206,8 +220,12 @@ class MailboxReader {
     })
     this.client = client
     client.on('error', (err: Error) => deps.log.warn({ channelId: this.channelId, err: { message: err.message } }, 'IMAP connection error'))
-    client.on('exists', () => this.signal.wake?.())
-    client.on('close', () => this.signal.wake?.())
+    const news = () => {
+      this.signal.pending = true
+      this.signal.wake?.()
+    }
+    client.on('exists', news)
+    client.on('close', news)
     await client.connect()
     if (this.stopped) return
     // Read-only (EXAMINE): Parley never changes the mailbox (docs/email.md "What Parley writes to the mailbox").

@@ -231,3 +231,37 @@ t.test('inbound mail', async (t) => {
     t.notOk(members.rooms.some((r) => r.startsWith('guest:')), 'the members’ copy never goes to the guest')
   })
 })
+
+t.test('email.status: a refused login is the channel’s error; fixed settings are picked up', async (t) => {
+  const { app, ws, dv } = await emailSetup(t)
+  const imap = dv.imap()
+  const res = await app.inject({
+    method: 'POST',
+    url: '/channels',
+    headers: ws.admin.headers,
+    payload: {
+      name: 'Wrong password',
+      kind: 'email',
+      email: {
+        address: 'other@example.test',
+        imap: { ...imap, password: 'wrong' },
+        smtp: { host: '127.0.0.1', port: 2525, secure: false, username: 'x', password: 'y' },
+      },
+    },
+  })
+  t.equal(res.statusCode, 201, res.body)
+  const id = res.json().id
+  const statusOf = async () => (await app.inject({ method: 'GET', url: '/channels', headers: ws.admin.headers })).json().data.find((c: { id: string }) => c.id === id).email.status
+  await waitFor(async () => (await statusOf()).state === 'error', 15_000, 200)
+  const failed = await statusOf()
+  t.match(failed.error, /auth|login|fail/i, 'the error says why')
+  t.notMatch(failed.error, /wrong/, 'never the password')
+  t.equal(failed.lastSyncAt, null, 'never synced')
+
+  const patch = await app.inject({ method: 'PATCH', url: `/channels/${id}`, headers: ws.admin.headers, payload: { email: { imap: { password: imap.password } } } })
+  t.equal(patch.statusCode, 200, patch.body)
+  await waitFor(async () => (await statusOf()).lastSyncAt !== null, 30_000, 200)
+  const ok = await statusOf()
+  t.equal(ok.error, null)
+  t.ok(ok.lastSyncAt, 'synced')
+})
