@@ -323,7 +323,8 @@ class MailboxReader {
     const candidates = await client.search({ since: new Date(since.getTime() - 86_400_000) }, { uid: true })
     let first = next
     if (candidates && candidates.length > 0) {
-      for await (const m of client.fetch(candidates.join(','), { uid: true, internalDate: true }, { uid: true })) {
+      // One range from the oldest candidate (a list of every UID could pass the server's line limit).
+      for await (const m of client.fetch(`${candidates.reduce((a, b) => Math.min(a, b))}:*`, { uid: true, internalDate: true }, { uid: true })) {
         const at = m.internalDate instanceof Date ? m.internalDate : m.internalDate ? new Date(m.internalDate) : null
         if (at && at.getTime() >= since.getTime() && m.uid < first) first = m.uid
       }
