@@ -205,6 +205,19 @@ t.test('inbound mail', async (t) => {
     t.notOk((await inbound()).some((m) => m.header === 'busy-3@customer.example'), 'and was not stored')
   })
 
+  await t.test('a reply to the Message-ID of Parley’s own (outbound) mail threads', async (t) => {
+    const reply = await app.inject({ method: 'POST', url: `/conversations/${first.conversationId}/messages`, headers: ws.agent.headers, payload: { body: 'Please try once more.' } })
+    t.equal(reply.statusCode, 201, reply.body)
+    const [out] = await sql<{ h: string }[]>`SELECT message_id_header AS h FROM message_emails WHERE message_id = ${reply.json().id} AND direction = 'out'`
+    t.ok(out, 'the agent’s reply has its outgoing Message-ID')
+    const before = (await messagesOf(app, first.conversationId)).length
+    await dv.append(rawMail({ From: 'Jane Doe <jane.doe@customer.example>', Subject: 'Re: Cannot log in', 'Message-ID': '<to-outbound@customer.example>', 'In-Reply-To': `<${out!.h}>` }, 'Done, it works.'))
+    await waitFor(async () => (await inbound()).some((m) => m.header === 'to-outbound@customer.example'), 10_000, 100)
+    const msgs = await messagesOf(app, first.conversationId)
+    t.equal(msgs.length, before + 1, 'joined the conversation of the outbound mail')
+    t.equal(msgs.at(-1)!.body, 'Done, it works.')
+  })
+
   await t.test('events: conversation:updated and message:new as for web chat; the guest’s room without original.eml', async (t) => {
     const seen: { rooms: string[]; event: string; payload: { conversationId?: string; message?: { body: string; attachments: { filename: string }[] } } }[] = []
     const events = app.deps.events
