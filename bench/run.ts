@@ -215,6 +215,8 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     VISITOR_SESSION_SECRET: `bench-visitor-${randomBytes(16).toString('hex')}`,
     CURSOR_SECRET: `bench-cursor-${randomBytes(16).toString('hex')}`,
     PROVIDER_A_WEBHOOK_SECRET: `whsec_bench_${randomBytes(16).toString('hex')}`,
+    // E-mail channels' passwords (the email-ingest scenario creates one).
+    CHANNEL_SECRET_KEY: randomBytes(32).toString('base64'),
   }
   const redisPrefix = `bench:${dbName}:${process.pid}:`
   const apiPort = await freePort()

@@ -129,6 +129,10 @@ export const ConfigSchema = Type.Object({
   SNOOZE_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 8000, default: 2000 }),
   /** How often each JOBS_WORKER process sweeps for SLA targets past their due time (a breach is recorded within it; the contract allows 30 s). */
   SLA_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 20000, default: 5000 }),
+  /** E-mail channels' mailbox readers (docs/email.md): how long a reader's lease lasts without renewal (renewed every third of it). */
+  EMAIL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 45_000, default: 30_000 }),
+  /** How often a reader looks for new mail besides IMAP IDLE, and each process looks for mailboxes without a reader. */
+  EMAIL_POLL_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 8000 }),
   /** Transcript mail retries: first delay, exponential backoff up to the max, this many attempts. */
   TRANSCRIPT_RETRY_DELAY_S: Type.Integer({ minimum: 1, default: 30 }),
   TRANSCRIPT_RETRY_DELAY_MAX_S: Type.Integer({ minimum: 1, default: 3600 }),

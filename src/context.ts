@@ -1,3 +1,4 @@
+import type { MailReaders } from './email/reader.js'
 import type { Caller, MemberCaller, UserCaller, VisitorCaller } from './auth/callers.js'
 import type { ChannelSessions } from './auth/channel-sessions.js'
 import type { MemberDirectory } from './auth/members.js'
@@ -52,6 +53,8 @@ export interface Deps {
   cursor: CursorCodec
   /** Runs routing passes after commits, on signals and on its sweep (src/teams/scheduler.ts). */
   routing: Router
+  /** E-mail channels' mailbox readers (src/email/reader.ts); started with JOBS_WORKER. */
+  mailReaders: MailReaders
   /** Provider B's webhook verification API client (null: not configured). */
   providerB: ProviderBVerifier | null
   /** Attachment bytes (STORAGE_DRIVER: local disk or S3). */

@@ -15,6 +15,7 @@ import { createSharedState } from './mode.js'
 import { queues } from './queues.js'
 import { SEARCH_SESSION } from './search/search.js'
 import { createStorage } from './storage/storage.js'
+import { createMailReaders } from './email/reader.js'
 import { createRouter } from './teams/scheduler.js'
 import { startSnoozeSweeper, type Sweeper } from './triage/wake.js'
 import { startBreachSweeper } from './sla/breaches.js'
@@ -56,6 +57,7 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
   }
   // The router reads the finished deps (it routes with this process's pool, presence and events).
   const routing = createRouter(config, () => deps)
+  const mailReaders = createMailReaders(config, () => deps)
   const deps: Deps = {
     config,
     log,
@@ -78,6 +80,7 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
     storage: createStorage(config, log),
     thumbnails: createThumbnailMaker(config.THUMBNAIL_CONCURRENCY),
     routing,
+    mailReaders,
   }
   let sweeper: Sweeper | null = null
   let slaSweeper: Sweeper | null = null
@@ -85,12 +88,14 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
     await jobs.startWorkers(deps)
     sweeper = startSnoozeSweeper(deps, config.SNOOZE_SWEEP_INTERVAL_MS)
     slaSweeper = startBreachSweeper(deps, config.SLA_SWEEP_INTERVAL_MS)
+    mailReaders.start()
   }
   routing.start(shared.signals)
   return {
     deps,
     drain: async () => {
       await routing.stop()
+      await mailReaders.stop()
       await sweeper?.stop()
       await slaSweeper?.stop()
       await jobs.stop()

@@ -14,7 +14,7 @@ export interface BenchRun {
   load: LoadOptions
   /** Unique per run: keeps idempotency keys and event ids of two runs apart. */
   runTag: string
-  secrets: { AUTH_JWT_SECRET: string; VISITOR_SESSION_SECRET: string; CURSOR_SECRET: string; PROVIDER_A_WEBHOOK_SECRET: string }
+  secrets: { AUTH_JWT_SECRET: string; VISITOR_SESSION_SECRET: string; CURSOR_SECRET: string; PROVIDER_A_WEBHOOK_SECRET: string; CHANNEL_SECRET_KEY: string }
   /** The API's STORAGE_DIR (local driver): a temporary directory, removed at the end. */
   storageDir: string
   /** The API's Redis (presence, events): scenarios that act as a gateway write there. */

@@ -42,6 +42,7 @@ export function scriptContext(sql: Pool, config: Config, caller: Caller): Ctx {
     storage: absent('storage'),
     thumbnails: absent('thumbnails'),
     routing: absent('routing'),
+    mailReaders: absent('mailReaders'),
   }
   return contextFor(deps, caller)
 }

@@ -35,20 +35,26 @@ export async function uploadTarget(ctx: Ctx, conversationId: string) {
   return findConversationForCaller(ctx, conversationId)
 }
 
+/** A file stored through the inspector: what its attachment row records. */
+export interface StoredFile {
+  filename: string
+  contentType: string
+  size: number
+  sha256: string
+  width: number | null
+  height: number | null
+  thumbRefusal: 'too_large' | null
+}
+
 /**
- * POST /uploads: streams the file to storage through the inspector (size limit, sha256, type from
- * the bytes), then records the pending upload. The row is inserted only once the object is
- * complete; any failure on the way (client gone, too large, refused type, storage down) removes
- * the object, so it leaves no row and no object. A crash between the two leaves an object without
- * a row under a key nobody knows: the cost of a few bytes, never a dangling row.
+ * Streams `input.stream` to storage under `key` through the inspector (size limit `max`, sha256,
+ * type from the bytes, markup refused in text): the one way a file becomes an object, for an
+ * upload and for a mail's attachment (src/email/inbound.ts). Any failure removes the object and
+ * throws: the inspector's AppError (413, 415), 400 MALFORMED_UPLOAD when the source ended early,
+ * 503 STORAGE_UNAVAILABLE when the store failed.
  */
-export async function createUpload(ctx: Ctx, input: UploadInput): Promise<AttachmentView> {
-  const conv = await uploadTarget(ctx, input.conversationId)
-  const sender = senderOf(ctx)
-  const id = uuidv7()
-  const key = storageKey(conv.workspaceId, id)
+export async function storeFile(ctx: Ctx, key: string, input: Omit<UploadInput, 'conversationId'>, max: number): Promise<StoredFile> {
   const filename = sanitiseFilename(input.filename)
-  const max = uploadLimit(ctx)
   const inspector = new UploadInspector(max, filename, input.declaredType)
 
   let sourceError: unknown = null
@@ -80,17 +86,39 @@ export async function createUpload(ctx: Ctx, input: UploadInput): Promise<Attach
     throw uploadTooLarge(max)
   }
   const type = inspector.type!
-  // The stored (and served) name agrees with the detected type: a text file is never saved as `.html`.
-  const storedName = nameForType(filename, type)
   const dims = IMAGE_TYPES.has(type) ? await dimensions(inspector.headBuffer()) : null
-  // Known now from the header: an image past THUMBNAIL_MAX_PIXELS never gets a thumbnail (never decoded).
-  const thumbRefusal = dims && tooLargeForThumbnail(ctx.config, dims.width, dims.height) ? 'too_large' : null
+  return {
+    // The stored (and served) name agrees with the detected type: a text file is never saved as `.html`.
+    filename: nameForType(filename, type),
+    contentType: type,
+    size: inspector.size,
+    sha256: inspector.sha256(),
+    width: dims?.width ?? null,
+    height: dims?.height ?? null,
+    // Known now from the header: an image past THUMBNAIL_MAX_PIXELS never gets a thumbnail (never decoded).
+    thumbRefusal: dims && tooLargeForThumbnail(ctx.config, dims.width, dims.height) ? 'too_large' : null,
+  }
+}
+
+/**
+ * POST /uploads: streams the file to storage (storeFile), then records the pending upload. The
+ * row is inserted only once the object is complete; any failure on the way (client gone, too
+ * large, refused type, storage down) removes the object, so it leaves no row and no object. A
+ * crash between the two leaves an object without a row under a key nobody knows: the cost of a
+ * few bytes, never a dangling row.
+ */
+export async function createUpload(ctx: Ctx, input: UploadInput): Promise<AttachmentView> {
+  const conv = await uploadTarget(ctx, input.conversationId)
+  const sender = senderOf(ctx)
+  const id = uuidv7()
+  const key = storageKey(conv.workspaceId, id)
+  const f = await storeFile(ctx, key, input, uploadLimit(ctx))
   try {
     const [row] = await ctx.sql<AttachmentRecord[]>`
       INSERT INTO attachments AS a (id, workspace_id, conversation_id, uploader_type, uploader_id, filename, content_type, size, sha256, width, height, storage_key, thumb_refusal)
       VALUES (${id}, ${conv.workspaceId}, ${conv.id}, ${sender.type},
-              ${sender.id}, ${storedName}, ${type}, ${inspector.size},
-              ${inspector.sha256()}, ${dims?.width ?? null}, ${dims?.height ?? null}, ${key}, ${thumbRefusal})
+              ${sender.id}, ${f.filename}, ${f.contentType}, ${f.size},
+              ${f.sha256}, ${f.width}, ${f.height}, ${key}, ${f.thumbRefusal})
       RETURNING ${ctx.sql.unsafe(ATTACHMENT_SELECT)}`
     return toAttachmentView(row!)
   } catch (err) {

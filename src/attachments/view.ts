@@ -1,5 +1,6 @@
 import type { AttachmentView } from '../../schemas/attachments.js'
 import type { Config } from '../config.js'
+import type { Audience } from '../conversations/visibility.js'
 import type { Sql } from '../db/client.js'
 import type { attachments } from '../db/schema.js'
 import { iso } from '../time.js'
@@ -52,15 +53,16 @@ export function toAttachmentView(r: AttachmentRecord, signed?: { config: Config;
 }
 
 /**
- * The attachments of a page of messages, by message id, in attaching order. One query over
- * attachments_message_idx.
+ * The attachments of a page of messages, by message id, in attaching order, as `audience` may
+ * see them: a members-only file (a mail's original.eml on the guest's own message, API.md section
+ * 19) is left out for anyone else. One query over attachments_message_idx.
  */
-export async function attachmentsOfMessages(sql: Sql, messageIds: string[]): Promise<Map<string, AttachmentRecord[]>> {
+export async function attachmentsOfMessages(sql: Sql, messageIds: string[], audience: Audience): Promise<Map<string, AttachmentRecord[]>> {
   const out = new Map<string, AttachmentRecord[]>()
   if (messageIds.length === 0) return out
   const rows = await sql<AttachmentRecord[]>`
     SELECT ${sql.unsafe(ATTACHMENT_SELECT)} FROM attachments a
-    WHERE a.message_id = ANY(${messageIds}::uuid[])
+    WHERE a.message_id = ANY(${messageIds}::uuid[]) ${audience === 'members' ? sql`` : sql`AND NOT a.private`}
     ORDER BY a.message_id, a.attached_at, a.id`
   for (const r of rows) {
     const list = out.get(r.messageId!) ?? []

@@ -182,7 +182,7 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
 
 /**
  * Inserts a new OPEN conversation `id` for the visitor's guest inside the caller's transaction
- * (POST /conversations, an offline message); 404 when the guest or its active channel is gone,
+ * (POST /conversations, an offline message, an inbound mail with its subject and ref); 404 when the guest or its active channel is gone,
  * 409 TOO_MANY_OPEN_CONVERSATIONS at the guest's cap of `maxOpen`.
  */
 export async function insertConversation(
@@ -190,6 +190,7 @@ export async function insertConversation(
   v: { workspaceId: string; channelId: string; guestId: string },
   id: string,
   maxOpen: number,
+  email?: { subject: string | null; ref: string },
 ): Promise<{ createdAt: string; teamId: string | null }> {
   // The guest row is locked so that concurrent creates of one guest count one after another:
   // the cap of open conversations is a count about data, exact under concurrency.
@@ -206,9 +207,9 @@ export async function insertConversation(
   if (open.n >= maxOpen) throw tooManyOpenConversations(maxOpen)
   // The channel's default team (API.md section 16); an auto-assigning team queues it at once.
   const [{ createdAt, teamId }] = await sql<{ createdAt: string; teamId: string | null }[]>`
-    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at, team_id, queued_at)
+    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, last_message_at, created_at, updated_at, team_id, queued_at, subject, email_ref)
     SELECT ${id}, ${v.workspaceId}, ${v.channelId}, ${v.guestId}, clock_timestamp(), clock_timestamp(), clock_timestamp(),
-           t.id, CASE WHEN t.assignment <> 'manual' THEN clock_timestamp() END
+           t.id, CASE WHEN t.assignment <> 'manual' THEN clock_timestamp() END, ${email?.subject ?? null}, ${email?.ref ?? null}
     FROM channels ch LEFT JOIN teams t ON t.id = ch.default_team_id
     WHERE ch.id = ${v.channelId}
     RETURNING created_at AS "createdAt", team_id AS "teamId"`

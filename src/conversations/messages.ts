@@ -3,18 +3,18 @@ import { senderOf, type Ctx } from '../context.js'
 import { keysetPage, type Page } from '../cursor.js'
 import type { MessageView } from '../../schemas/conversations.js'
 import { attachToMessage } from '../attachments/files.js'
-import { attachmentsOfMessages, toAttachmentView } from '../attachments/view.js'
+import { attachmentsOfMessages, toAttachmentView, type AttachmentRecord } from '../attachments/view.js'
 import type { Sql } from '../db/client.js'
 import { badRequest } from '../errors.js'
 import { recordMessage, recordReopened } from '../analytics/record.js'
 import { addMentions, publishMentions, type NewMentions } from '../mentions/mentions.js'
 import { findConversationForCaller } from './access.js'
-import { COUNTER_RETURNING, isClosedStatus, mutateConversation } from './lifecycle.js'
+import { COUNTER_RETURNING, isClosedStatus, mutateConversation, type LockedConversation } from './lifecycle.js'
 import { queueOnReopen } from '../teams/rules.js'
 import { EMAIL_OUTBOUND_QUEUE, queueEmailReply } from '../email/outbound.js'
-import type { CounterState } from './counters.js'
+import { applyCountersDelta, countersDelta, type CounterState } from './counters.js'
 import { MESSAGE_COLUMNS, toMessageView, type MessageRecord } from './view.js'
-import { audienceOf, messageRooms, visibleMessages } from './visibility.js'
+import { audienceOf, publishNewMessage, visibleMessages, type Audience } from './visibility.js'
 
 export const PREVIEW_LENGTH = 140
 
@@ -23,6 +23,13 @@ export interface PostMessageResult {
   /** False when this was a retry of an earlier send with the same clientMessageId. */
   created: boolean
 }
+
+/**
+ * More of a guest message's own transaction (inbound e-mail, src/email/inbound.ts): runs under
+ * the conversation's lock right after the insert; the files it answers join the message. It may
+ * throw to roll the whole message back.
+ */
+export type MessageHook = (sql: Sql, message: MessageRecord, row: LockedConversation) => Promise<AttachmentRecord[]>
 
 export interface PostMessageInput {
   body: string
@@ -45,7 +52,7 @@ export interface PostMessageInput {
  * updatedAt or counter: nothing a visitor could notice), goes to the members' room only, and
  * writes its mentions in the same transaction.
  */
-export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput): Promise<PostMessageResult> {
+export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput, within?: MessageHook): Promise<PostMessageResult> {
   const sender = senderOf(ctx)
   if (sender.type !== 'AGENT' && (input.private !== undefined || input.mentions !== undefined)) {
     throw badRequest('private and mentions are for members only')
@@ -57,6 +64,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
   const senderType = sender.type
   const clientId = input.clientMessageId ?? null
   let mentioned: NewMentions | null = null
+  let attached: AttachmentRecord[] = []
   let mailed = false
 
   const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
@@ -82,7 +90,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
       const [first] = await sql<MessageRecord[]>`
         SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM messages
         WHERE conversation_id = ${row.id} AND sender_type = ${senderType} AND client_message_id = ${clientId}`
-      return { result: { message: await withAttachments(sql, first!), created: false } }
+      return { result: { message: await withAttachments(sql, first!, audienceOf(ctx.caller)), created: false } }
     }
     // The files go with the message or not at all: a bad id rolls the whole send back. A private
     // note's files are private too: members only (media, files tab).
@@ -94,6 +102,8 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
       uploaderId: senderId,
       private: note,
     })
+    if (within) files.push(...(await within(sql, inserted, row)))
+    attached = files
     const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
     const guestMessage = senderType === 'GUEST'
     // A guest message makes a RESOLVED, PENDING or SNOOZED conversation OPEN (API.md section 17).
@@ -139,11 +149,39 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput)
   const result = out.result!
   if (result.created) {
     const conv = out.conversation
-    ctx.events.publish(await messageRooms(ctx.sql, conv, result.message), 'message:new', { conversationId: conv.id, message: result.message })
+    await publishNewMessage(ctx, conv, result.message, attached)
     if (mentioned) publishMentions(ctx, mentioned)
     if (mailed) ctx.jobs.wake(EMAIL_OUTBOUND_QUEUE)
   }
   return result
+}
+
+/**
+ * The first message of a conversation its guest starts with text (an offline message, an inbound
+ * mail), inside the transaction that inserted the conversation (insertConversation, under the
+ * workspace's counter lock): the message, its analytics fact (the first public message,
+ * received), the conversation's lastMessageAt, preview and unread count, and the counters.
+ */
+export async function insertFirstGuestMessage(
+  sql: Sql,
+  c: { id: string; workspaceId: string; channelId: string; guestId: string; createdAt: string; teamId: string | null },
+  senderName: string,
+  body: string,
+  preview: string = body,
+): Promise<MessageRecord> {
+  const [message] = await sql<MessageRecord[]>`
+    INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
+    VALUES (${uuidv7()}, ${c.workspaceId}, ${c.id}, 'GUEST', ${c.guestId}, ${senderName}, ${body}, clock_timestamp())
+    RETURNING ${sql.unsafe(MESSAGE_COLUMNS)}`
+  const facts = { id: c.id, workspaceId: c.workspaceId, channelId: c.channelId, assignedAgentId: null, cycle: 0, cycleStartedAt: c.createdAt, awaitingReply: true, publicMessages: 0 }
+  await recordMessage(sql, facts, { senderType: 'GUEST', senderId: c.guestId, at: message!.createdAt, private: false })
+  await sql`
+    UPDATE conversations SET last_message_at = ${message!.createdAt}::timestamptz, last_message_preview = left(${preview}, ${PREVIEW_LENGTH}),
+      unread_count = 1, updated_at = clock_timestamp()
+    WHERE id = ${c.id}`
+  const before = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: c.channelId, unreadCount: 0, teamId: c.teamId } as const
+  await applyCountersDelta(sql, c.workspaceId, countersDelta(before, { ...before, unreadCount: 1 }))
+  return message!
 }
 
 /** GET /conversations/:id/messages: oldest first, keyset on (created_at, id). */
@@ -167,12 +205,12 @@ export async function listMessages(
       LIMIT ${take}`,
     keyOf: (m) => [m.createdAt, m.id],
   })
-  const files = await attachmentsOfMessages(sql, page.data.map((m) => m.id))
+  const files = await attachmentsOfMessages(sql, page.data.map((m) => m.id), audienceOf(ctx.caller))
   return { data: page.data.map((m) => toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))), nextCursor: page.nextCursor }
 }
 
 /** One message with its files (a retried send answers the first message as it was). */
-async function withAttachments(sql: Sql, m: MessageRecord): Promise<MessageView> {
-  const files = await attachmentsOfMessages(sql, [m.id])
+async function withAttachments(sql: Sql, m: MessageRecord, audience: Audience): Promise<MessageView> {
+  const files = await attachmentsOfMessages(sql, [m.id], audience)
   return toMessageView(m, (files.get(m.id) ?? []).map((f) => toAttachmentView(f)))
 }

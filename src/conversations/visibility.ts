@@ -1,7 +1,8 @@
 import type { Caller, MemberCaller, VisitorCaller } from '../auth/callers.js'
 import type { Fragment, Sql } from '../db/client.js'
 import { rooms } from '../events.js'
-import type { ConversationView } from '../../schemas/conversations.js'
+import type { ConversationView, MessageView } from '../../schemas/conversations.js'
+import type { Ctx } from '../context.js'
 
 /**
  * Who sees what: the one rule for which conversations a caller sees (conversationVisibleTo), and
@@ -44,6 +45,27 @@ export async function messageRooms(
   message: { private: boolean },
 ): Promise<string[]> {
   return conversationRooms(sql, conversation, message.private)
+}
+
+/**
+ * message:new for a new message whose files may include members-only ones (a mail's
+ * original.eml, API.md section 19): members get every file, the guest's room the message without
+ * them; one publish when nothing is hidden.
+ */
+export async function publishNewMessage(
+  ctx: Pick<Ctx, 'sql' | 'events'>,
+  conversation: { id: string; workspaceId: string; guestId: string; teamId?: string | null },
+  message: MessageView,
+  files: { id: string; private: boolean }[],
+): Promise<void> {
+  const hidden = new Set(files.filter((f) => f.private).map((f) => f.id))
+  if (message.private || hidden.size === 0) {
+    ctx.events.publish(await messageRooms(ctx.sql, conversation, message), 'message:new', { conversationId: conversation.id, message })
+    return
+  }
+  ctx.events.publish(await conversationRooms(ctx.sql, conversation, true), 'message:new', { conversationId: conversation.id, message })
+  const outside = { ...message, attachments: message.attachments.filter((a) => !hidden.has(a.id)) }
+  ctx.events.publish([rooms.guest(conversation.guestId)], 'message:new', { conversationId: conversation.id, message: outside })
 }
 
 /** Who is looking: any Caller, or a list's member given by workspace and user (bench scripts). */

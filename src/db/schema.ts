@@ -948,3 +948,25 @@ export const messageEmails = pgTable(
     index('message_emails_conversation_idx').on(t.conversationId, t.createdAt),
   ],
 )
+
+/**
+ * An e-mail channel's mailbox reader (src/email/reader.ts, docs/email.md "The lease"): the lease
+ * that lets exactly one process read the mailbox across replicas (`holder`, renewed before
+ * `lease_expires_at`; another process takes an expired one), and the place it has reached
+ * (UIDVALIDITY and the last UID imported), advanced in the same transaction as each import, so
+ * a restart or a takeover neither skips nor repeats mail. No row until a reader first claims the
+ * channel; `last_uid` null until it first opened the mailbox.
+ */
+export const emailMailboxes = pgTable(
+  'email_mailboxes',
+  {
+    channelId: uuid('channel_id').primaryKey().references(() => channels.id, { onDelete: 'cascade' }),
+    workspaceId: uuid('workspace_id').notNull(),
+    /** The process holding the lease (a random id per reader start); null: free. */
+    holder: text('holder'),
+    leaseExpiresAt: ts('lease_expires_at'),
+    uidValidity: bigint('uid_validity', { mode: 'number' }),
+    lastUid: bigint('last_uid', { mode: 'number' }),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+)

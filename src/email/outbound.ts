@@ -146,7 +146,7 @@ async function deliver(ctx: Ctx, job: JobWithMetadata<OutboundJob>): Promise<voi
       throw new Error((err as { statusCode?: number }).statusCode ? (err as Error).message : 'the SMTP password cannot be decrypted with CHANNEL_SECRET_KEY')
     })
     if (!settings) throw new PermanentFailure('the channel is not an e-mail channel')
-    const files = (await attachmentsOfMessages(sql, [m.id])).get(m.id) ?? []
+    const files = (await attachmentsOfMessages(sql, [m.id], 'outside')).get(m.id) ?? []
     const { attached, linked } = await splitFiles(ctx, files)
     const links = linked.map((f) => ({ name: f.filename, url: new URL(toAttachmentView(f, { config: ctx.config, ttlS: TRANSCRIPT_LINK_TTL_S }).url, ctx.config.API_URL).toString() }))
     const transport = channelTransport(settings, ctx.config.SMTP_TIMEOUT_MS)
@@ -232,7 +232,7 @@ async function setDelivery(ctx: Ctx, m: OutRow, status: DeliveryStatus, error: s
       AND (${status} <> 'queued' OR delivery_error IS DISTINCT FROM ${error})
     RETURNING ${sql.unsafe(MESSAGE_COLUMNS)}`
   if (!row) return
-  const files = (await attachmentsOfMessages(sql, [row.id])).get(row.id) ?? []
+  const files = (await attachmentsOfMessages(sql, [row.id], 'members')).get(row.id) ?? []
   const message = toMessageView(row, files.map((f) => toAttachmentView(f)))
   const to = await conversationRooms(sql, { workspaceId: m.workspaceId, guestId: m.guestId, teamId: m.teamId }, true)
   ctx.events.publish(to, 'message:updated', { conversationId: m.conversationId, message })

@@ -1,12 +1,11 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { ConversationView } from '../../schemas/conversations.js'
 import type { OfflineMessageInput } from '../../schemas/support.js'
-import { recordMessage } from '../analytics/record.js'
 import { visitorOf, type Ctx } from '../context.js'
-import { applyCountersDelta, countersDelta, lockCountersShared } from '../conversations/counters.js'
-import { PREVIEW_LENGTH } from '../conversations/messages.js'
+import { lockCountersShared } from '../conversations/counters.js'
+import { insertFirstGuestMessage } from '../conversations/messages.js'
 import { insertConversation } from '../conversations/lifecycle.js'
-import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
+import { findConversationView, toMessageView } from '../conversations/view.js'
 import { conversationNotFound } from '../errors.js'
 import { rooms } from '../events.js'
 import { conversationFor } from '../conversations/visibility.js'
@@ -47,19 +46,7 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
         last_seen_at = now(), updated_at = now()
       WHERE id = ${v.guestId}
       RETURNING name`
-    const [message] = await tx<MessageRecord[]>`
-      INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
-      VALUES (${uuidv7()}, ${v.workspaceId}, ${id}, 'GUEST', ${v.guestId}, ${guest.name}, ${input.body}, clock_timestamp())
-      RETURNING ${tx.unsafe(MESSAGE_COLUMNS)}`
-    // Analytics: the guest's message is the new conversation's first public message (received).
-    const facts = { id, workspaceId: v.workspaceId, channelId: v.channelId, assignedAgentId: null, cycle: 0, cycleStartedAt: createdAt, awaitingReply: true, publicMessages: 0 }
-    await recordMessage(tx, facts, { senderType: 'GUEST', senderId: v.guestId, at: message.createdAt, private: false })
-    await tx`
-      UPDATE conversations SET last_message_at = ${message.createdAt}::timestamptz, last_message_preview = left(${input.body}, ${PREVIEW_LENGTH}),
-        unread_count = 1, updated_at = clock_timestamp()
-      WHERE id = ${id}`
-    const before = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: v.channelId, unreadCount: 0, teamId } as const
-    await applyCountersDelta(tx, v.workspaceId, countersDelta(before, { ...before, unreadCount: 1 }))
+    const message = await insertFirstGuestMessage(tx, { id, workspaceId: v.workspaceId, channelId: v.channelId, guestId: v.guestId, createdAt, teamId }, guest.name, input.body)
     let mailsQueued = 0
     if (!someoneOnline) {
       const recipients = await tx<{ userId: string }[]>`

@@ -93,7 +93,7 @@ export async function* renderTranscript(
   const c = conversationFor(conversation, audience)
   // Files are listed by name with a link signed for 7 days (absolute under API_URL).
   const filesOf = async (batch: MessageRecord[]) => {
-    const byMessage = await attachmentsOfMessages(sql, batch.map((m) => m.id))
+    const byMessage = await attachmentsOfMessages(sql, batch.map((m) => m.id), audience)
     return (m: MessageRecord): AttachmentView[] =>
       (byMessage.get(m.id) ?? []).map((f) => {
         const v = config ? toAttachmentView(f, { config, ttlS: TRANSCRIPT_LINK_TTL_S }) : toAttachmentView(f)
