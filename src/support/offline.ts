@@ -8,7 +8,7 @@ import { PREVIEW_LENGTH } from '../conversations/messages.js'
 import { insertConversation } from '../conversations/lifecycle.js'
 import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
 import { conversationNotFound } from '../errors.js'
-import { rooms } from '../events.js'
+import { conversationRooms, messageRooms } from '../conversations/visibility.js'
 import { OFFLINE_MAIL_QUEUE, type OfflineMailJob } from './offline-mail.js'
 
 export interface OfflineMessageResult {
@@ -74,10 +74,11 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
     if (!conversation) throw conversationNotFound()
     return { conversation, message: toMessageView(message), mailsQueued }
   })
-  const targets = [rooms.workspace(v.workspaceId), rooms.guest(v.guestId)]
-  ctx.events.publish(targets, 'conversation:updated', { conversation: out.conversation })
-  ctx.events.publish(targets, 'message:new', { conversationId: id, message: out.message })
-  if (out.mailsQueued > 0) ctx.jobs.wake(OFFLINE_MAIL_QUEUE)
   ctx.routing.teams([out.conversation.teamId])
+  // The channel's default team may be private (API.md section 16): only who may see it hears of it.
+  const conversation = { workspaceId: v.workspaceId, guestId: v.guestId, teamId: out.conversation.teamId }
+  ctx.events.publish(await conversationRooms(ctx.sql, conversation), 'conversation:updated', { conversation: out.conversation })
+  ctx.events.publish(await messageRooms(ctx.sql, conversation, out.message), 'message:new', { conversationId: id, message: out.message })
+  if (out.mailsQueued > 0) ctx.jobs.wake(OFFLINE_MAIL_QUEUE)
   return { conversation: out.conversation, mailsQueued: out.mailsQueued }
 }

@@ -2,7 +2,7 @@ import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
 import { listenEvents, patch, send, startConversation, unreadCount } from '../conversations/fixtures.js'
 import { rooms } from '../../src/events.js'
-import { addToTeam, createTeam } from './fixtures.js'
+import { addToTeam, createTeam, setDefaultTeam } from './fixtures.js'
 
 /** Private teams (API.md section 16): one visibility rule for reads, lists, counts, history and events. */
 t.test("a private team's conversations: only its members, owners and admins", async (t) => {
@@ -76,4 +76,25 @@ t.test("a private team's conversations: only its members, owners and admins", as
   t.same((await unreadCount(app, ws, insider)).byChannel, { [ws.channelId]: 1 })
   const again = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.owner.headers })
   t.equal(again.json().corrected, false, 'the per-team-and-channel counters agree with a recount')
+})
+
+t.test("an offline message on a channel whose default team is private: its events reach only who may see it", async (t) => {
+  const { app, redisPrefix } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const events = await listenEvents(t, redisPrefix)
+  const ws = await seedWorkspace(app)
+  const insider = await ws.addMember('agent', 'Insider')
+  const vip = await createTeam(app, ws.owner, { name: 'VIP', private: true })
+  await addToTeam(app, ws.owner, vip.id, insider.userId)
+  await setDefaultTeam(app, ws, vip.id)
+  const guest = await seedGuest(app, ws)
+  const res = await app.inject({ method: 'POST', url: '/support/offline-message', headers: guest.headers, payload: { body: 'call me back' } })
+  t.equal(res.statusCode, 201, res.body)
+  const id = res.json().id
+  for (const name of ['conversation:updated', 'message:new']) {
+    const e = await events.waitFor((x) => x.event === name && (x.payload.conversation?.id ?? x.payload.conversationId) === id)
+    t.notOk(e.rooms.includes(rooms.workspace(ws.workspaceId)), `${name}: not to the whole workspace`)
+    t.ok(e.rooms.includes(rooms.member(ws.workspaceId, insider.userId)), `${name}: to the team member`)
+    t.notOk(e.rooms.includes(rooms.member(ws.workspaceId, ws.agent.userId)), `${name}: not to an agent outside the team`)
+    t.ok(e.rooms.includes(rooms.guest(guest.guestId)), `${name}: to its visitor`)
+  }
 })
