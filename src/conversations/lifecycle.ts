@@ -157,10 +157,11 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     await insertConversation(sql, v, id, ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX)
     return viewAfterChange(sql, id)
   })
+  // Routing first: the reads below wait for the pool behind other requests (docs/routing.md, "Latency").
+  ctx.routing.teams([conversation.teamId])
   // The creator's answer and the event carry the visitor's place in its team's queue.
   const withQueue = { ...conversation, queue: await queueOf(ctx.sql, conversation) }
   ctx.events.publish(await conversationRooms(ctx.sql, conversation), 'conversation:updated', { conversation: withQueue })
-  ctx.routing.teams([conversation.teamId])
   return withQueue
 }
 
