@@ -209,6 +209,9 @@ export class Widget {
     try {
       const { data } = await retrying(() => this.api.createConversation(this.opts.channelId, saved.guestId))
       this.setConversation(data)
+      // Routing may assign it while the answer travels, and that event came before the id was
+      // known: a queued answer is read once more.
+      if (data.queue) void this.refreshQueue()
     } catch (err) {
       // Five open already (other tabs): continue the newest rather than fail.
       if (!(err instanceof ApiError) || err.code !== 'TOO_MANY_OPEN_CONVERSATIONS') throw err
