@@ -237,6 +237,7 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     LOG_LEVEL: 'warn',
     // Pool experiments: the bench's own environment may set the API's pool sizes.
     ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
+    ...(process.env.DATABASE_ROUTING_POOL_MAX ? { DATABASE_ROUTING_POOL_MAX: process.env.DATABASE_ROUTING_POOL_MAX } : {}),
     ...(process.env.DATABASE_SEARCH_POOL_MAX ? { DATABASE_SEARCH_POOL_MAX: process.env.DATABASE_SEARCH_POOL_MAX } : {}),
     STORAGE_DIR: storageDir,
     // The load comes from one client address: the per-address widget limit would answer 429.

@@ -8,6 +8,8 @@ const rangeFields = {
   timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA name, default UTC' })),
   channelId: Type.Optional(Uuid),
   agentId: Type.Optional(UserId),
+  /** What is attributed to conversations of this team at the moment of each event (API.md section 16). */
+  teamId: Type.Optional(Uuid),
 }
 
 export const RangeQuery = Type.Object(rangeFields, { additionalProperties: false })

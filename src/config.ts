@@ -30,6 +30,11 @@ export const ConfigSchema = Type.Object({
    * themselves there and never take the main pool's connections from the inbox's reads.
    */
   DATABASE_SEARCH_POOL_MAX: Type.Integer({ minimum: 1, maximum: 50, default: 2 }),
+  /**
+   * Connections of the separate pool routing passes run on (docs/routing.md, "Latency"): a pass
+   * never waits for a connection behind the requests that create the conversations it assigns.
+   */
+  DATABASE_ROUTING_POOL_MAX: Type.Integer({ minimum: 1, maximum: 20, default: 4 }),
   MIGRATE_ON_START: Type.Boolean({ default: true }),
   /**
    * `transaction` when DATABASE_URL is a pooler in transaction mode (PgBouncer): no named prepared

@@ -43,6 +43,7 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
   const sql = createSql(config.DATABASE_URL, config.DATABASE_POOL_MAX, {}, !pooled)
   const searchSettings = pooled ? {} : SEARCH_SESSION
   const searchSql = createSql(config.DATABASE_URL, config.DATABASE_SEARCH_POOL_MAX, searchSettings, !pooled)
+  const routingSql = createSql(config.DATABASE_URL, config.DATABASE_ROUTING_POOL_MAX, {}, !pooled)
   const reads = config.DATABASE_READ_URL ? replicaReads(config, sql, searchSql, log, { prepare: !pooled, searchSettings }) : primaryReads(sql, searchSql)
   const mailer = createMailer(config, log)
   let jobs
@@ -51,12 +52,13 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
     shared = await createSharedState(config, log)
     jobs = await createJobs(config, log, queues)
   } catch (err) {
-    await Promise.allSettled([shared?.close(), reads.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 })])
+    await Promise.allSettled([shared?.close(), reads.close(), sql.end({ timeout: 1 }), searchSql.end({ timeout: 1 }), routingSql.end({ timeout: 1 })])
     mailer.close()
     throw err
   }
-  // The router reads the finished deps (it routes with this process's pool, presence and events).
-  const routing = createRouter(config, () => deps)
+  // The router routes on its own pool (DATABASE_ROUTING_POOL_MAX), so a pass never queues behind
+  // the requests for a connection (docs/routing.md, "Latency").
+  const routing = createRouter(config, () => ({ sql: routingSql, presence: shared.presence, events: shared.events, log }))
   const mailReaders = createMailReaders(config, () => deps)
   const deps: Deps = {
     config,
@@ -104,7 +106,7 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
       mailer.close()
       deps.storage.close()
       await shared.close()
-      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 }), reads.close()])
+      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 }), routingSql.end({ timeout: 5 }), reads.close()])
     },
   }
 }

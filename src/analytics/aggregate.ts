@@ -37,6 +37,8 @@ export interface Filter {
   workspaceId: string
   channelId?: string
   agentId?: string
+  /** What is attributed to conversations of this team at the moment of each event (the rollups' team dims). */
+  teamId?: string
 }
 
 /** Per key (agent, channel or '' for the whole): kind -> count, sum and bucket counts. */
@@ -53,8 +55,11 @@ const newSums = (): Sums => ({ n: new Map(), total: new Map(), hist: new Map() }
 function dimOf(f: Filter, group: GroupBy): number {
   const channel = f.channelId !== undefined || group === 'channel'
   const agent = f.agentId !== undefined || group === 'agent'
-  return (channel ? 1 : 0) + (agent ? 2 : 0)
+  return (channel ? 1 : 0) + (agent ? 2 : 0) + (f.teamId !== undefined ? 4 : 0)
 }
+
+/** Hour rollups exist for the dims without the agent bit (metric_kept()). */
+const hasHours = (dim: number) => (dim & 2) === 0
 
 function keyExpr(sql: Sql, group: GroupBy, table: 'r' | 'e') {
   if (group === 'agent') return sql.unsafe(`${table}.agent_id`)
@@ -67,6 +72,7 @@ function filters(sql: Sql, f: Filter, group: GroupBy, table: 'r' | 'e') {
   return sql`
     ${f.channelId !== undefined ? sql`AND ${t}.channel_id = ${f.channelId}::uuid` : sql``}
     ${f.agentId !== undefined ? sql`AND ${t}.agent_id = ${f.agentId}` : sql``}
+    ${f.teamId !== undefined ? sql`AND ${t}.team_id = ${f.teamId}::uuid` : sql``}
     ${table === 'e' && group === 'agent' ? sql`AND e.agent_id IS NOT NULL` : sql``}`
 }
 
@@ -97,7 +103,7 @@ export async function sumRanges(sql: Sql, f: Filter, group: GroupBy, ranges: { f
   const his: string[] = []
   const eb: number[] = []
   ranges.forEach((r, b) => {
-    for (const p of decompose(Date.parse(r.from), Date.parse(r.to), dimOf(f, group) < 2)) {
+    for (const p of decompose(Date.parse(r.from), Date.parse(r.to), hasHours(dimOf(f, group)))) {
       if (p.raw) {
         los.push(p.lo)
         his.push(p.hi)

@@ -45,6 +45,8 @@ interface Scope {
   to: string
   channelId?: string
   agentId?: string
+  /** The conversation's team when it was created (its creation event's team). */
+  teamId?: string
 }
 
 /**
@@ -78,6 +80,9 @@ export async function* csvRows(reads: Reads, s: Scope, batch = CSV_BATCH): Async
         AND c.created_at >= ${s.from}::timestamptz AND c.created_at < ${s.to}::timestamptz
         ${s.channelId !== undefined ? sql`AND c.channel_id = ${s.channelId}::uuid` : sql``}
         ${s.agentId !== undefined ? sql`AND c.assigned_agent_id = ${s.agentId}` : sql``}
+        ${s.teamId !== undefined
+          ? sql`AND EXISTS (SELECT 1 FROM metric_events t WHERE t.conversation_id = c.id AND t.kind = 'conversation_created' AND t.seq = 0 AND t.team_id = ${s.teamId}::uuid)`
+          : sql``}
         ${after ? sql`AND (c.created_at, c.id) > (${after.t}::timestamptz, ${after.id}::uuid)` : sql``}
       ORDER BY c.created_at, c.id
       LIMIT ${batch}`
@@ -118,7 +123,7 @@ export function csvCell(value: unknown): string {
 export async function conversationsCsv(ctx: Ctx, q: RangeQuery): Promise<Transform> {
   const { workspaceId } = memberOf(ctx)
   const range = await resolveRange(ctx.sql, q)
-  const rows = csvRows(ctx.reads, { workspaceId, from: range.from, to: range.to, channelId: q.channelId, agentId: q.agentId })
+  const rows = csvRows(ctx.reads, { workspaceId, from: range.from, to: range.to, channelId: q.channelId, agentId: q.agentId, teamId: q.teamId })
   const out = stringify({
     header: true,
     columns: [...CSV_COLUMNS],

@@ -8,6 +8,7 @@ export interface RangeQuery {
   timezone?: string
   channelId?: string
   agentId?: string
+  teamId?: string
 }
 
 /** A resolved range: instants as ISO UTC text with milliseconds, and the zone it was asked in. */

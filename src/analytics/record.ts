@@ -35,39 +35,48 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000'
 
 /**
  * Adds the events' effect on metric_rollups: every kept grain and dim (metric_kept(): UTC hour,
- * day, third of a month, month; workspace, channel, agent, agent and channel), `sign` +1 for new events, -1 for removed ones.
+ * day, third of a month, month; workspace, channel, agent, agent and channel, and the same four
+ * per team for an event that has one), `sign` +1 for new events, -1 for removed ones.
  * `source` is the CTE body that yields the events (an INSERT ... RETURNING or a DELETE ...
  * RETURNING), so the rollups move by exactly the rows that statement changed.
  */
 function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1) {
   return sql`
     WITH ev AS (${source})
-    INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot, n, total)
-    SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at), d.channel_id, d.agent_id, ev.kind,
+    INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot, n, total)
+    SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at), d.channel_id, d.agent_id, d.team_id, ev.kind,
            CASE WHEN metric_has_histogram(ev.kind) THEN metric_bucket(ev.value) ELSE -1 END, ${randomInt(SLOTS)},
            ${sign} * count(*), ${sign} * COALESCE(sum(ev.value), 0)
     FROM ev
     CROSS JOIN (VALUES ('h'), ('d'), ('t'), ('m')) g(grain)
-    CROSS JOIN LATERAL (VALUES (0::smallint, ${ZERO_UUID}::uuid, ''::text), (1::smallint, ev.channel_id, ''::text),
-                               (2::smallint, ${ZERO_UUID}::uuid, ev.agent_id), (3::smallint, ev.channel_id, ev.agent_id)) d(dim, channel_id, agent_id)
-    WHERE d.agent_id IS NOT NULL AND metric_kept(g.grain, d.dim)
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-    ON CONFLICT (workspace_id, dim, grain, period_start, channel_id, agent_id, kind, bucket, slot)
+    CROSS JOIN LATERAL (VALUES (0::smallint, ${ZERO_UUID}::uuid, ''::text, ${ZERO_UUID}::uuid), (1::smallint, ev.channel_id, ''::text, ${ZERO_UUID}::uuid),
+                               (2::smallint, ${ZERO_UUID}::uuid, ev.agent_id, ${ZERO_UUID}::uuid), (3::smallint, ev.channel_id, ev.agent_id, ${ZERO_UUID}::uuid),
+                               (4::smallint, ${ZERO_UUID}::uuid, ''::text, ev.team_id), (5::smallint, ev.channel_id, ''::text, ev.team_id),
+                               (6::smallint, ${ZERO_UUID}::uuid, ev.agent_id, ev.team_id), (7::smallint, ev.channel_id, ev.agent_id, ev.team_id)
+                       ) d(dim, channel_id, agent_id, team_id)
+    WHERE d.agent_id IS NOT NULL AND d.team_id IS NOT NULL AND metric_kept(g.grain, d.dim)
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+    ON CONFLICT (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot)
     DO UPDATE SET n = r.n + excluded.n, total = r.total + excluded.total`
 }
 
-/** Inserts the events (a taken key is a retry: nothing happens) and adds them to the rollups. */
+/**
+ * Inserts the events (a taken key is a retry: nothing happens) and adds them to the rollups. The
+ * team is the conversation's as this transaction sees it, under its row lock: the team at the
+ * moment of the event (API.md section 16), whatever it becomes later.
+ */
 async function record(sql: Sql, c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId'>, events: EventInput[]): Promise<void> {
   if (events.length === 0) return
   const insert = sql`
-    INSERT INTO metric_events (workspace_id, conversation_id, kind, seq, channel_id, agent_id, value, occurred_at)
+    INSERT INTO metric_events (workspace_id, conversation_id, kind, seq, channel_id, agent_id, team_id, value, occurred_at)
     SELECT ${c.workspaceId}::uuid, ${c.id}::uuid, e.kind, e.seq, ${c.channelId}::uuid, e.agent_id,
+           (SELECT team_id FROM conversations WHERE id = ${c.id}::uuid),
            COALESCE(extract(epoch FROM e.at - e.since)::float8, e.value), e.at
     FROM unnest(${events.map((e) => e.kind)}::text[], ${events.map((e) => e.seq)}::int[], ${events.map((e) => e.agentId)}::text[],
                 ${events.map((e) => e.at)}::text[]::timestamptz[], ${events.map((e) => e.since ?? null)}::text[]::timestamptz[],
                 ${events.map((e) => e.value ?? null)}::float8[]) AS e(kind, seq, agent_id, at, since, value)
     ON CONFLICT DO NOTHING
-    RETURNING workspace_id, channel_id, agent_id, kind, value, occurred_at`
+    RETURNING workspace_id, channel_id, agent_id, team_id, kind, value, occurred_at`
   await rollupFrom(sql, insert, 1)
 }
 
@@ -76,7 +85,7 @@ async function remove(sql: Sql, conversationId: string, kinds: MetricKind[] | nu
   const del = sql`
     DELETE FROM metric_events WHERE conversation_id = ${conversationId}
       ${kinds ? sql`AND kind = ANY(${kinds}::text[])` : sql``}
-    RETURNING workspace_id, channel_id, agent_id, kind, value, occurred_at`
+    RETURNING workspace_id, channel_id, agent_id, team_id, kind, value, occurred_at`
   await rollupFrom(sql, del, -1)
 }
 

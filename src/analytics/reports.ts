@@ -12,8 +12,8 @@ import { previousOf, resolveRange, type RangeQuery } from './range.js'
 
 /** The analytics reports (API.md section 15, docs/analytics.md). Permission: analytics:read. */
 
-function filterOf(ctx: Ctx, q: { channelId?: string; agentId?: string }): Filter {
-  return { workspaceId: memberOf(ctx).workspaceId, channelId: q.channelId, agentId: q.agentId }
+function filterOf(ctx: Ctx, q: { channelId?: string; agentId?: string; teamId?: string }): Filter {
+  return { workspaceId: memberOf(ctx).workspaceId, channelId: q.channelId, agentId: q.agentId, teamId: q.teamId }
 }
 
 /** GET /analytics/summary: the range and the period of the same length just before it. */

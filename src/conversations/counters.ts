@@ -25,7 +25,10 @@ export const UNREAD_SLOTS = 4
 export type CounterState = Pick<typeof conversations.$inferSelect, 'status' | 'assignedAgentId' | 'channelId' | 'unreadCount'> & {
   /** deleted_at IS NOT NULL */
   deleted: boolean
-  /** Its team: counted per team too ('team:<id>', 'team-unassigned:<id>'), so private teams are left out in O(1). */
+  /**
+   * Its team: counted per team too ('team:<id>', 'team-unassigned:<id>', and per team and channel
+   * 'team-channel:<id>:<channelId>' for byChannel), so private teams are left out in O(1).
+   */
   teamId?: string | null
 }
 
@@ -46,6 +49,7 @@ function contribution(s: CounterState | null): CountersDelta {
   out.set(`channel:${s.channelId}`, add)
   if (s.teamId) {
     out.set(`team:${s.teamId}`, add)
+    out.set(`team-channel:${s.teamId}:${s.channelId}`, add)
     if (!s.assignedAgentId) out.set(`team-unassigned:${s.teamId}`, add)
   }
   return out
@@ -100,7 +104,8 @@ export async function applyCountersDelta(sql: Sql, workspaceId: string, delta: C
 /**
  * GET /conversations/unread-count: sums the slot rows of the workspace's scopes (PK range scan).
  * Private teams the caller may not see (`hiddenTeams`, src/conversations/visibility.ts) are
- * subtracted from the totals through their own scopes: still a handful of rows, whatever the size.
+ * subtracted from the totals and from byChannel through their own scopes (per team and channel
+ * only for the hidden teams): still a handful of rows, whatever the size.
  */
 export async function readUnreadCount(ctx: Ctx): Promise<UnreadCountView> {
   const { workspaceId, userId } = memberOf(ctx)
@@ -109,9 +114,11 @@ export async function readUnreadCount(ctx: Ctx): Promise<UnreadCountView> {
     SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
     FROM unread_counters
     WHERE workspace_id = ${workspaceId}
-      AND (scope IN ('all', 'unassigned', ${`agent:${userId}`}) OR scope LIKE 'channel:%' OR scope LIKE 'team%')
+      AND (scope IN ('all', 'unassigned', ${`agent:${userId}`}) OR scope LIKE 'channel:%' OR scope LIKE 'team:%'
+           OR scope LIKE 'team-unassigned:%' OR scope LIKE ANY(${[...hidden].map((t) => `team-channel:${t}:%`)}::text[]))
     GROUP BY scope`
   const out: UnreadCountView = { total: 0, mine: 0, unassigned: 0, messages: 0, byChannel: {}, byTeam: {} }
+  const hiddenByChannel = new Map<string, number>()
   for (const r of rows) {
     if (r.scope === 'all') {
       out.total += r.conversations
@@ -126,6 +133,16 @@ export async function readUnreadCount(ctx: Ctx): Promise<UnreadCountView> {
         out.messages -= r.messages
       } else if (r.conversations !== 0) out.byTeam[team] = r.conversations
     } else if (r.scope.startsWith('team-unassigned:') && hidden.has(r.scope.slice(16))) out.unassigned -= r.conversations
+    else if (r.scope.startsWith('team-channel:')) {
+      const [team, channel] = r.scope.slice(13).split(':')
+      if (hidden.has(team)) hiddenByChannel.set(channel, (hiddenByChannel.get(channel) ?? 0) + r.conversations)
+    }
+  }
+  // byChannel leaves out the hidden teams' conversations too (their per-channel scopes).
+  for (const [channel, n] of hiddenByChannel) {
+    const left = (out.byChannel[channel] ?? 0) - n
+    if (left !== 0) out.byChannel[channel] = left
+    else delete out.byChannel[channel]
   }
   return out
 }
@@ -201,6 +218,9 @@ export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResultView> 
         UNION ALL
         SELECT 'team-unassigned:' || team_id, count(*)::int, sum(n)::int FROM counted
         WHERE team_id IS NOT NULL AND assigned_agent_id IS NULL GROUP BY team_id
+        UNION ALL
+        SELECT 'team-channel:' || team_id || ':' || channel_id, count(*)::int, sum(n)::int FROM counted
+        WHERE team_id IS NOT NULL GROUP BY team_id, channel_id
       )
       SELECT (SELECT count(*)::int FROM fixed) AS fixed,
              COALESCE((SELECT json_agg(s) FROM scopes s), '[]'::json) AS scopes`

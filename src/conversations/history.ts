@@ -16,9 +16,28 @@ export async function addHistory(
   by: string | null,
   reason: AssignmentReason,
 ) {
+  await addHistories(sql, row.workspaceId, action, by, reason, [{ row, agentId }])
+}
+
+/**
+ * The same entry (action, by, reason) for several locked conversations of one workspace, in one
+ * statement (a routing pass assigns a batch: docs/routing.md, "Latency").
+ */
+export async function addHistories(
+  sql: Sql,
+  workspaceId: string,
+  action: AssignmentAction,
+  by: string | null,
+  reason: AssignmentReason,
+  entries: { row: { id: string; assignedAgentId: string | null }; agentId: string | null }[],
+) {
+  if (entries.length === 0) return
   await sql`
     INSERT INTO assignment_history (id, workspace_id, conversation_id, action, agent_id, previous_agent_id, by_user_id, reason, created_at)
-    SELECT ${randomUUID()}, ${row.workspaceId}, ${row.id}, ${action}, ${agentId}, ${row.assignedAgentId}, ${by}, ${reason},
-           GREATEST(clock_timestamp(), COALESCE(max(h.created_at) + interval '1 microsecond', '-infinity'))
-    FROM assignment_history h WHERE h.conversation_id = ${row.id}`
+    SELECT x.id, ${workspaceId}, x.conversation_id, ${action}, x.agent_id, x.previous_agent_id, ${by}, ${reason},
+           GREATEST(clock_timestamp(), COALESCE((SELECT max(h.created_at) FROM assignment_history h WHERE h.conversation_id = x.conversation_id)
+                                                + interval '1 microsecond', '-infinity'))
+    FROM unnest(${entries.map(() => randomUUID())}::uuid[], ${entries.map((e) => e.row.id)}::uuid[],
+                ${entries.map((e) => e.agentId)}::text[], ${entries.map((e) => e.row.assignedAgentId)}::text[])
+         AS x(id, conversation_id, agent_id, previous_agent_id)`
 }

@@ -166,6 +166,8 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     await insertConversation(sql, v, id, ctx.config.VISITOR_OPEN_CONVERSATIONS_MAX)
     return viewAfterChange(sql, id)
   })
+  // Routing first: the reads below wait for the pool behind other requests (docs/routing.md, "Latency").
+  ctx.routing.teams([conversation.teamId])
   // The creator's answer and the event carry the visitor's place in its team's queue.
   const withQueue = { ...conversation, queue: await queueOf(ctx.sql, conversation) }
   // Members see its service level (section 18), the visitor does not (conversationFor).
@@ -176,7 +178,6 @@ export async function createConversation(ctx: Ctx, body: { channelId: string; gu
     ctx.events.publish(await conversationRooms(ctx.sql, conversation, true), 'conversation:updated', { conversation: withQueue })
     ctx.events.publish([rooms.guest(conversation.guestId)], 'conversation:updated', { conversation: outside })
   }
-  ctx.routing.teams([conversation.teamId])
   return outside
 }
 

@@ -664,6 +664,12 @@ export const metricEvents = pgTable(
     channelId: uuid('channel_id').notNull(),
     /** The member it is attributed to (sender, or the assignee at the time); null: nobody. */
     agentId: text('agent_id'),
+    /**
+     * The conversation's team at that moment (API.md section 16: `/analytics/*?teamId=`), read
+     * from the locked row when the event is written; null: no team. Not a foreign key: a deleted
+     * team's history keeps its id (its conversations leave the team, their past does not).
+     */
+    teamId: uuid('team_id'),
     /** Seconds (first response, resolution) or the rating (csat); null for counts. */
     value: doublePrecision('value'),
     occurredAt: ts('occurred_at').notNull(),
@@ -680,9 +686,11 @@ export const metricEvents = pgTable(
 /**
  * Rollups of metric_events per UTC hour, day, third of a month and month (metric_period() in
  * migration issue16_analytics_sql), kept in the same transaction as the events (docs/analytics.md, "Rollups").
- * dim: 0 the workspace, 1 per channel, 2 per agent, 3 per agent and channel; the columns a dim
- * does not split by hold the zero uuid / ''. Hours exist for dims 0 and 1 only (per agent they
- * would be about one row per event). Each fact is
+ * dim: 0 the workspace, 1 per channel, 2 per agent, 3 per agent and channel; plus 4 (the team
+ * bit) for the same four per team (4 team, 5 team and channel, 6 team and agent, 7 all three),
+ * written only for events of a conversation that had a team; the columns a dim does not split by
+ * hold the zero uuid / ''. Hours exist for dims without the agent bit (0, 1, 4, 5) only (per
+ * agent they would be about one row per event). Each fact is
  * added to one of a few slot rows chosen at random, so concurrent writers of one workspace do not
  * queue on a row; readers sum the slots. A duration kind counts its samples per
  * log-spaced bucket (one row per bucket: src/analytics/histogram.ts), so percentiles of long
@@ -697,6 +705,8 @@ export const metricRollups = pgTable(
     periodStart: ts('period_start').notNull(),
     channelId: uuid('channel_id').notNull(),
     agentId: text('agent_id').notNull(),
+    /** The team of dims 4..7; the zero uuid for the others. */
+    teamId: uuid('team_id').notNull().default('00000000-0000-0000-0000-000000000000'),
     kind: text('kind', { enum: metricKinds }).notNull(),
     /** The histogram bucket of a duration (src/analytics/histogram.ts); -1 for the other kinds. */
     bucket: smallint('bucket').notNull(),
@@ -706,7 +716,7 @@ export const metricRollups = pgTable(
   },
   // serves: every analytics read: (workspace, dim, grain, period) equality per piece of a range
   (t) => [
-    primaryKey({ columns: [t.workspaceId, t.dim, t.grain, t.periodStart, t.channelId, t.agentId, t.kind, t.bucket, t.slot] }),
+    primaryKey({ columns: [t.workspaceId, t.dim, t.grain, t.periodStart, t.channelId, t.agentId, t.teamId, t.kind, t.bucket, t.slot] }),
   ],
 )
 

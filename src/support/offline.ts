@@ -8,7 +8,7 @@ import { insertConversation } from '../conversations/lifecycle.js'
 import { findConversationView, toMessageView } from '../conversations/view.js'
 import { conversationNotFound } from '../errors.js'
 import { rooms } from '../events.js'
-import { conversationFor } from '../conversations/visibility.js'
+import { conversationFor, conversationRooms, messageRooms } from '../conversations/visibility.js'
 import { OFFLINE_MAIL_QUEUE, type OfflineMailJob } from './offline-mail.js'
 
 export interface OfflineMessageResult {
@@ -62,13 +62,14 @@ export async function sendOfflineMessage(ctx: Ctx, input: OfflineMessageInput): 
     if (!conversation) throw conversationNotFound()
     return { conversation, message: toMessageView(message), mailsQueued }
   })
-  const targets = [rooms.workspace(v.workspaceId), rooms.guest(v.guestId)]
-  // Members see its service level (API.md section 18), the visitor does not.
-  const outside = conversationFor(out.conversation, 'outside')
-  ctx.events.publish([rooms.workspace(v.workspaceId)], 'conversation:updated', { conversation: out.conversation })
-  ctx.events.publish([rooms.guest(v.guestId)], 'conversation:updated', { conversation: outside })
-  ctx.events.publish(targets, 'message:new', { conversationId: id, message: out.message })
-  if (out.mailsQueued > 0) ctx.jobs.wake(OFFLINE_MAIL_QUEUE)
   ctx.routing.teams([out.conversation.teamId])
+  // The channel's default team may be private (API.md section 16): only who may see it hears of it.
+  // Members see its service level (API.md section 18), the visitor does not.
+  const conversation = { workspaceId: v.workspaceId, guestId: v.guestId, teamId: out.conversation.teamId }
+  const outside = conversationFor(out.conversation, 'outside')
+  ctx.events.publish(await conversationRooms(ctx.sql, conversation, true), 'conversation:updated', { conversation: out.conversation })
+  ctx.events.publish([rooms.guest(v.guestId)], 'conversation:updated', { conversation: outside })
+  ctx.events.publish(await messageRooms(ctx.sql, conversation, out.message), 'message:new', { conversationId: id, message: out.message })
+  if (out.mailsQueued > 0) ctx.jobs.wake(OFFLINE_MAIL_QUEUE)
   return { conversation: outside, mailsQueued: out.mailsQueued }
 }

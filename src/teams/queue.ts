@@ -44,8 +44,15 @@ export async function queueOf(sql: Sql, view: Pick<ConversationView, 'id' | 'tea
 
 /** Records that a conversation queued since `queuedAt` left the queue for an assignee (in the assigning transaction). */
 export async function recordQueueExit(sql: Sql, teamId: string, conversationId: string, queuedAt: string) {
+  await recordQueueExits(sql, teamId, [{ id: conversationId, queuedAt }])
+}
+
+/** The same for a batch of the team's conversations (a routing pass), in one statement. */
+export async function recordQueueExits(sql: Sql, teamId: string, exits: { id: string; queuedAt: string }[]) {
+  if (exits.length === 0) return
   await sql`
     INSERT INTO queue_exits (workspace_id, team_id, conversation_id, wait_seconds)
-    SELECT t.workspace_id, t.id, ${conversationId}, GREATEST(0, extract(epoch FROM clock_timestamp() - ${queuedAt}::timestamptz))
-    FROM teams t WHERE t.id = ${teamId}`
+    SELECT t.workspace_id, t.id, x.id, GREATEST(0, extract(epoch FROM clock_timestamp() - x.queued_at))
+    FROM teams t, unnest(${exits.map((e) => e.id)}::uuid[], ${exits.map((e) => e.queuedAt)}::text[]::timestamptz[]) AS x(id, queued_at)
+    WHERE t.id = ${teamId}`
 }

@@ -201,9 +201,9 @@ async function run(app: App, ws: SeededWorkspace, ops: Op[]) {
 
 /** Rollups summed over their slots, rows that net to zero left out. */
 const rollupState = (app: App, ws: string) => app.deps.sql<{ key: string; n: number; total: number }[]>`
-  SELECT concat_ws('|', dim, grain, period_start, channel_id, agent_id, kind, bucket) AS key, sum(n)::float8 AS n, round(sum(total)::numeric, 6)::float8 AS total
+  SELECT concat_ws('|', dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket) AS key, sum(n)::float8 AS n, round(sum(total)::numeric, 6)::float8 AS total
   FROM metric_rollups WHERE workspace_id = ${ws}
-  GROUP BY dim, grain, period_start, channel_id, agent_id, kind, bucket HAVING sum(n) <> 0 ORDER BY 1`
+  GROUP BY dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket HAVING sum(n) <> 0 ORDER BY 1`
 
 t.test('every metric equals its recomputation from the raw facts', async (t) => {
   const { app } = await build(t)

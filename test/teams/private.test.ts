@@ -2,7 +2,7 @@ import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
 import { listenEvents, patch, send, startConversation, unreadCount } from '../conversations/fixtures.js'
 import { rooms } from '../../src/events.js'
-import { addToTeam, createTeam } from './fixtures.js'
+import { addToTeam, createTeam, setDefaultTeam } from './fixtures.js'
 
 /** Private teams (API.md section 16): one visibility rule for reads, lists, counts, history and events. */
 t.test("a private team's conversations: only its members, owners and admins", async (t) => {
@@ -42,6 +42,7 @@ t.test("a private team's conversations: only its members, owners and admins", as
   const outsider = await unreadCount(app, ws, ws.agent)
   t.match(outsider, { total: 1, unassigned: 1, messages: 1 }, 'not in the outsider’s totals')
   t.same(outsider.byTeam, {}, 'nor its byTeam')
+  t.same(outsider.byChannel, { [ws.channelId]: 1 }, 'nor its channel’s count')
 
   const search = async (who: typeof insider) =>
     (await app.inject({ method: 'GET', url: '/conversations/search?q=matter', headers: who.headers })).json().data.map((c: { id: string }) => c.id).sort()
@@ -59,6 +60,7 @@ t.test("a private team's conversations: only its members, owners and admins", as
     const counts = await unreadCount(app, ws, who)
     t.match(counts, { total: 2, unassigned: 2 })
     t.same(counts.byTeam, { [vip.id]: 1 })
+    t.same(counts.byChannel, { [ws.channelId]: 2 })
   }
   const insiderList = (await app.inject({ method: 'GET', url: '/conversations', headers: insider.headers })).json().data
   t.equal(insiderList.length, 2)
@@ -66,4 +68,33 @@ t.test("a private team's conversations: only its members, owners and admins", as
   t.equal((await app.inject({ method: 'GET', url: `/conversations/${secret.id}`, headers: guest.headers })).statusCode, 200)
   const reconcile = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.owner.headers })
   t.equal(reconcile.json().corrected, false)
+
+  // Once the channel's only unread conversation the outsider may see is read, the channel leaves
+  // their byChannel (the private one is not counted as 1), and stays in an insider's.
+  t.equal((await patch(app, ws.agent.headers, open.id, 'mark-seen')).statusCode, 200)
+  t.same((await unreadCount(app, ws, ws.agent)).byChannel, {}, 'no channel entry from the private team')
+  t.same((await unreadCount(app, ws, insider)).byChannel, { [ws.channelId]: 1 })
+  const again = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.owner.headers })
+  t.equal(again.json().corrected, false, 'the per-team-and-channel counters agree with a recount')
+})
+
+t.test("an offline message on a channel whose default team is private: its events reach only who may see it", async (t) => {
+  const { app, redisPrefix } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const events = await listenEvents(t, redisPrefix)
+  const ws = await seedWorkspace(app)
+  const insider = await ws.addMember('agent', 'Insider')
+  const vip = await createTeam(app, ws.owner, { name: 'VIP', private: true })
+  await addToTeam(app, ws.owner, vip.id, insider.userId)
+  await setDefaultTeam(app, ws, vip.id)
+  const guest = await seedGuest(app, ws)
+  const res = await app.inject({ method: 'POST', url: '/support/offline-message', headers: guest.headers, payload: { body: 'call me back' } })
+  t.equal(res.statusCode, 201, res.body)
+  const id = res.json().id
+  for (const name of ['conversation:updated', 'message:new']) {
+    const e = await events.waitFor((x) => x.event === name && (x.payload.conversation?.id ?? x.payload.conversationId) === id)
+    t.notOk(e.rooms.includes(rooms.workspace(ws.workspaceId)), `${name}: not to the whole workspace`)
+    t.ok(e.rooms.includes(rooms.member(ws.workspaceId, insider.userId)), `${name}: to the team member`)
+    t.notOk(e.rooms.includes(rooms.member(ws.workspaceId, ws.agent.userId)), `${name}: not to an agent outside the team`)
+    t.ok(e.rooms.includes(rooms.guest(guest.guestId)), `${name}: to its visitor`)
+  }
 })

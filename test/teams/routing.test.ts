@@ -158,3 +158,35 @@ t.test('an assigned conversation turning PENDING frees its slot: the queued one 
   await until(async () => (await agentOf(second.id)) === ws.agent.userId, 2000)
   t.pass('the second was assigned once the first turned PENDING (PENDING does not count toward capacity)')
 })
+
+t.test('one pass assigning a batch keeps the round-robin order, in the pass and stored for the next', async (t) => {
+  const { app, redisPrefix } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const ws = await seedWorkspace(app)
+  const team = await createTeam(app, ws.admin, { name: 'Batch', assignment: 'round_robin', capacity: 3 })
+  await setDefaultTeam(app, ws, team.id)
+  const presence = presenceOf(app, redisPrefix)
+  const agents: SeededMember[] = []
+  for (const name of ['A', 'B', 'C']) {
+    const m = await ws.addMember('agent', name)
+    agents.push(m)
+    await addToTeam(app, ws.admin, team.id, m.userId)
+  }
+  // Nobody online: five conversations wait; then everyone comes online and one pass takes them.
+  const made = []
+  for (let i = 0; i < 5; i++) made.push(await startConversation(app, await seedGuest(app, ws, `Guest ${i}`)))
+  await app.deps.routing.sweep() // the creations' own passes are over (they found nobody online)
+  for (const m of agents) await presence.online(ws.workspaceId, m.userId)
+  await app.deps.routing.sweep()
+  const byId = new Map((await app.deps.sql<{ id: string; agent: string }[]>`
+    SELECT id, assigned_agent_id AS agent FROM conversations WHERE workspace_id = ${ws.workspaceId}`).map((r) => [r.id, r.agent]))
+  const order = [...agents].sort((x, y) => (x.userId < y.userId ? -1 : 1)).map((m) => m.userId)
+  t.same(made.map((c) => byId.get(c.id)), [order[0], order[1], order[2], order[0], order[1]], 'oldest first, each in turn (never assigned: by userId)')
+  const stored = await app.deps.sql<{ userId: string }[]>`
+    SELECT user_id AS "userId" FROM team_members WHERE team_id = ${team.id} ORDER BY last_assigned_at, user_id`
+  t.same(stored.map((r) => r.userId), [order[2], order[0], order[1]], 'stored order: the last picked is newest')
+  // The next conversation goes to the one whose last assignment is oldest.
+  const next = await startConversation(app, await seedGuest(app, ws, 'Next'))
+  await app.deps.routing.sweep()
+  const [row] = await app.deps.sql<{ agent: string }[]>`SELECT assigned_agent_id AS agent FROM conversations WHERE id = ${next.id}`
+  t.equal(row.agent, order[2])
+})

@@ -34,11 +34,21 @@ export interface Message {
   createdAt: string
 }
 
+/** The visitor's place in its team's queue (API.md section 16). */
+export interface QueuePlace {
+  position: number
+  estimatedWaitSeconds: number | null
+}
+
 export interface Conversation {
   id: string
   guestId: string
   status: 'OPEN' | 'RESOLVED' | 'CLOSED'
   deleted?: boolean
+  /** Set while it waits for an agent of its team; null once assigned or not waiting. */
+  queuedAt?: string | null
+  /** On a single read, the creation's answer and the events that move it; absent from list items. */
+  queue?: QueuePlace | null
 }
 
 /** GET /support/widget/:channelId (section 14). */

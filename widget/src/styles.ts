@@ -38,6 +38,7 @@ li .file { display: block; margin-top: 4px; color: inherit; text-decoration: und
 li img { display: block; max-width: 100%; max-height: 180px; margin-top: 4px; border-radius: 6px; }
 .retry { margin-left: 6px; background: none; border: 0; color: inherit; text-decoration: underline; padding: 0; }
 .note { margin: 8px 0 0; font-size: 12px; color: #57606a; text-align: center; }
+.queue { margin: 8px 0 0; padding: 6px 8px; border-radius: 6px; background: #f6f8fa; font-size: 13px; color: #24292f; text-align: center; }
 form { margin: 0; }
 .composer { border-top: 1px solid #d0d7de; padding: 8px; display: flex; gap: 6px; align-items: flex-end; background: #fff; }
 .composer.drop { outline: 3px dashed var(--accent); outline-offset: -4px; }

@@ -37,8 +37,10 @@ export class View {
   readonly greeting = h('p', { class: 'greeting', hidden: true })
   readonly thread = h('ol', { role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages' })
   readonly note = h('p', { class: 'note', role: 'status' })
+  /** "You are number N in line" while the conversation waits in its team's queue. */
+  readonly queue = h('p', { class: 'queue', role: 'status', hidden: true })
   readonly extra = h('div')
-  readonly body = h('div', { class: 'body' }, this.greeting, this.thread, this.note, this.extra)
+  readonly body = h('div', { class: 'body' }, this.greeting, this.thread, this.queue, this.note, this.extra)
   readonly uploads = h('div', { class: 'uploads', 'aria-live': 'polite' })
   readonly file = h('input', { type: 'file', multiple: true, hidden: true, 'aria-hidden': 'true', tabindex: '-1' })
   readonly attach = h('button', { class: 'icon', type: 'button', 'aria-label': 'Attach a file', title: 'Attach a file (or drop or paste one)' })

@@ -34,6 +34,13 @@ const DEFAULT_CONFIG: Omit<WidgetConfig, 'channelId'> = {
 
 const REPLY_TIME = { minutes: 'We usually reply in a few minutes', hours: 'We usually reply within a few hours', day: 'We usually reply within a day' }
 
+/** ", about 3 minutes" from the estimate (the median wait of the team's last day), or nothing. */
+function waitText(seconds: number | null): string {
+  if (seconds === null) return ''
+  const minutes = Math.max(1, Math.round(seconds / 60))
+  return `, about ${minutes} minute${minutes === 1 ? '' : 's'}`
+}
+
 const resolved = (c: Conversation | undefined) => c !== undefined && (c.status === 'RESOLVED' || c.status === 'CLOSED')
 
 function uuid(): string {
@@ -174,6 +181,8 @@ export class Widget {
       if (!c && this.saved) c = (await this.api.history(this.saved.guestId)).data.data[0]
       if (c && !c.deleted) {
         this.setConversation(c)
+        // A history item carries no place in the queue: a single read does.
+        if (c.queuedAt && c.queue === undefined) void this.refreshQueue()
         await this.loadMessages()
       }
     } catch (err) {
@@ -200,6 +209,9 @@ export class Widget {
     try {
       const { data } = await retrying(() => this.api.createConversation(this.opts.channelId, saved.guestId))
       this.setConversation(data)
+      // Routing may assign it while the answer travels, and that event came before the id was
+      // known: a queued answer is read once more.
+      if (data.queue) void this.refreshQueue()
     } catch (err) {
       // Five open already (other tabs): continue the newest rather than fail.
       if (!(err instanceof ApiError) || err.code !== 'TOO_MANY_OPEN_CONVERSATIONS') throw err
@@ -339,9 +351,22 @@ export class Widget {
       }
     })
     socket.on('conversation:updated', (p: { conversation: Conversation }) => {
-      if (p.conversation.id !== this.conversation?.id) return
+      const before = this.conversation
+      if (p.conversation.id !== before?.id) return
       if (p.conversation.deleted) this.setConversation(undefined)
-      else this.conversation = { ...this.conversation, ...p.conversation }
+      else {
+        const next = { ...before, ...p.conversation }
+        // Routing's events carry the place in the queue; others only `queuedAt`. Queued anew
+        // (a reopen, a team change) without a place: ask for it.
+        if (!('queue' in p.conversation)) {
+          if (!next.queuedAt) next.queue = null
+          else if (next.queuedAt !== before.queuedAt) {
+            next.queue = undefined
+            void this.refreshQueue()
+          }
+        }
+        this.conversation = next
+      }
       this.render()
     })
     for (const m of ['pushState', 'replaceState'] as const) {
@@ -369,6 +394,16 @@ export class Widget {
       this.lastVisited = visit
       this.socket?.emit('page:visit', visit)
     }, wait)
+  }
+
+  /** The conversation's place in its team's queue, from a single read (GET /conversations/:id). */
+  private async refreshQueue(): Promise<void> {
+    const id = this.conversation?.id
+    if (!id) return
+    const fresh = (await this.api.conversation(id).catch(() => undefined))?.data
+    if (!fresh || fresh.id !== this.conversation?.id) return
+    this.conversation = { ...this.conversation, queuedAt: fresh.queuedAt, queue: fresh.queue ?? null }
+    this.render()
   }
 
   private bumpUnread(): void {
@@ -410,6 +445,10 @@ export class Widget {
     this.view.composer.hidden = offline
     this.view.extra.replaceChildren()
     this.view.note.textContent = resolved(c) ? 'This conversation is resolved. Write again to reopen it.' : c ? this.notice : ''
+    // Waiting for an agent of its team (API.md section 16): the visitor's place, live.
+    const place = c && !resolved(c) && c.queuedAt ? c.queue : null
+    this.view.queue.hidden = !place
+    this.view.queue.textContent = place ? `You are number ${place.position} in line${waitText(place.estimatedWaitSeconds)}` : ''
     if (c && resolved(c) && this.config.csatEnabled) this.view.extra.append(this.ratingCard(c.id))
     if (offline) this.view.extra.append(this.offlineForm())
   }
