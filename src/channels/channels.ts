@@ -4,7 +4,8 @@ import { can } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { channels } from '../db/schema.js'
-import { badRequest, channelNotFound, invalidTeam } from '../errors.js'
+import { badRequest, channelNotFound } from '../errors.js'
+import { teamOfWorkspace } from '../teams/rules.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { checkWidgetPatch, widgetSettings } from '../support/widget-settings.js'
@@ -94,10 +95,7 @@ export async function updateChannel(
   if (!isUuid(id)) throw channelNotFound()
   const { sql } = ctx
   const team = patch.defaultTeamId ?? null
-  if (team !== null) {
-    const [t] = isUuid(team) ? await sql`SELECT 1 FROM teams WHERE id = ${team} AND workspace_id = ${memberOf(ctx).workspaceId}` : []
-    if (!t) throw invalidTeam('defaultTeamId')
-  }
+  if (team !== null) await teamOfWorkspace(sql, memberOf(ctx).workspaceId, team, 'defaultTeamId')
   const origins = patch.allowedOrigins === undefined ? null : normalizeOrigins(patch.allowedOrigins)
   // The widget fields named replace the stored ones (jsonb ||), the others are kept.
   const widget = patch.widget === undefined ? null : JSON.stringify(checkWidgetPatch(patch.widget))

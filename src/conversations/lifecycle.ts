@@ -3,7 +3,7 @@ import { memberOf, visitorOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { conversations } from '../db/schema.js'
-import { conversationNotFound, forbidden, guestNotFound, invalidAgent, invalidTeam, tooManyOpenConversations } from '../errors.js'
+import { conversationNotFound, forbidden, guestNotFound, invalidAgent, tooManyOpenConversations } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
@@ -12,7 +12,7 @@ import { forgetConversation, recordCreated, recordReopened, recordResolved, type
 import { findConversationForCaller } from './access.js'
 import { addHistory } from './history.js'
 import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
-import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue } from '../teams/rules.js'
+import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue, teamOfWorkspace } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
@@ -330,13 +330,7 @@ export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
 export async function setConversationTeam(ctx: Ctx, id: string, teamId: string | null) {
   const member = memberOf(ctx)
   return mutateConversation(ctx, id, async (sql, row) => {
-    let team: string | null = null
-    if (teamId !== null) {
-      if (!isUuid(teamId)) throw invalidTeam()
-      const [t] = await sql<{ id: string }[]>`SELECT id FROM teams WHERE id = ${teamId.toLowerCase()} AND workspace_id = ${row.workspaceId}`
-      if (!t) throw invalidTeam()
-      team = t.id
-    }
+    const team = teamId === null ? null : await teamOfWorkspace(sql, row.workspaceId, teamId)
     if (row.teamId === team) return {}
     const after = await queueOnTeamChange(sql, row, team, member.userId)
     return { after, route: { teams: [team], members: [row.assignedAgentId] } }

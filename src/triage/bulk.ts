@@ -7,8 +7,10 @@ import {
   closeConversation,
   deleteConversation,
   reopenConversation,
+  setConversationTeam,
   unassignAgent,
 } from '../conversations/lifecycle.js'
+import { teamOfWorkspace } from '../teams/rules.js'
 import { changeLabels, checkLabels } from './labels.js'
 import { checkSnoozeUntil, setPriority, setWaiting } from './status.js'
 
@@ -24,6 +26,7 @@ import { checkSnoozeUntil, setPriority, setWaiting } from './status.js'
 const PERMISSION: Record<BulkAction, Permission> = {
   assign: 'conversations:assign',
   unassign: 'conversations:assign',
+  team: 'conversations:assign',
   close: 'conversations:write',
   reopen: 'conversations:write',
   pending: 'conversations:write',
@@ -38,6 +41,7 @@ const PERMISSION: Record<BulkAction, Permission> = {
 const PARAMS: Record<BulkAction, readonly (keyof BulkInput)[]> = {
   assign: ['agentId'],
   unassign: [],
+  team: ['teamId'],
   close: [],
   reopen: [],
   pending: [],
@@ -47,7 +51,7 @@ const PARAMS: Record<BulkAction, readonly (keyof BulkInput)[]> = {
   'labels:remove': ['labelIds'],
   delete: [],
 }
-const ALL_PARAMS = ['agentId', 'until', 'priority', 'labelIds'] as const
+const ALL_PARAMS = ['agentId', 'teamId', 'until', 'priority', 'labelIds'] as const
 
 type Apply = (ctx: Ctx, id: string) => Promise<unknown>
 
@@ -69,6 +73,11 @@ async function prepare(ctx: Ctx, input: BulkInput): Promise<Apply> {
     }
     case 'unassign':
       return unassignAgent
+    case 'team': {
+      // Checked once here (400 before any row); setConversationTeam checks it again under each row's lock.
+      const teamId = input.teamId === null ? null : await teamOfWorkspace(ctx.sql, me.workspaceId, input.teamId!)
+      return (c, id) => setConversationTeam(c, id, teamId)
+    }
     case 'close':
       return closeConversation
     case 'reopen':
