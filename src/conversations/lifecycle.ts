@@ -14,7 +14,8 @@ import { addHistory } from './history.js'
 import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
 import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue, teamOfWorkspace } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
-import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
+import { inSavepoint } from './batch.js'
+import { applyCountersDelta, countersDelta, lockCountersShared, type CountersDelta, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
 /** The locked conversation row, as the rules need it (its analytics state included). */
@@ -79,6 +80,11 @@ export interface SystemMutation {
  * The one way to change a conversation: in one transaction, take the workspace's counter lock
  * (shared), lock the row the caller may see (FOR UPDATE), run `change`, apply the counter delta
  * between the locked and the updated row, read the view; after commit, publish.
+ *
+ * Inside a batch (`ctx.batch`, a bulk request: src/conversations/batch.ts) the same steps run in
+ * a savepoint of the batch's one transaction: the counter delta and the analytics rollups are
+ * added to the batch's, which applies them before its commit, and the publishing waits for that
+ * commit. Every effect of the change is the same.
  */
 export async function mutateConversation<T = undefined>(
   ctx: Ctx,
@@ -88,19 +94,55 @@ export async function mutateConversation<T = undefined>(
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
   const ws = system?.workspaceId ?? workspaceOf(ctx)
-  const out = await ctx.sql.begin(async (sql) => {
-    await lockCountersShared(sql, ws)
-    const [row] = await sql<LockedConversation[]>`
-      SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
-      WHERE id = ${id} AND ${system ? sql`workspace_id = ${ws} AND deleted_at IS NULL` : conversationVisibleTo(sql, ctx.caller)}
-      FOR UPDATE ${system?.skipLocked ? sql`SKIP LOCKED` : sql``}`
-    if (!row) throw conversationNotFound()
-    const m = await change(sql, row)
-    if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
-    const conversation = m.after?.deleted ? null : await viewAfterChange(sql, id)
-    return { row, m, conversation }
-  })
+  const batch = ctx.batch?.workspaceId === ws ? ctx.batch : undefined
+  let out: Changed<T>
+  if (batch) {
+    out = await inSavepoint(batch, (sql) => changeLocked(ctx, sql, ws, id, change, system))
+    batch.after.push(() => afterChange(ctx, out))
+  } else {
+    out = await ctx.sql.begin(async (sql) => {
+      await lockCountersShared(sql, ws)
+      const changed = await changeLocked(ctx, sql, ws, id, change, system)
+      await applyCountersDelta(sql, ws, changed.delta)
+      return changed
+    })
+    await afterChange(ctx, out)
+  }
+  // null only after a delete, whose caller answers 204 without it.
+  const conversation = out.conversation && conversationFor(out.conversation, audienceOf(ctx.caller))
+  return { conversation: conversation as ConversationView, changed: out.m.after !== undefined, result: out.m.result }
+}
 
+/** What a change did inside its transaction: the locked row, the mutation, the counter delta, the view after it (null: deleted). */
+interface Changed<T> {
+  row: LockedConversation
+  m: Mutation<T>
+  delta: CountersDelta
+  conversation: ConversationView | null
+}
+
+/** Inside the transaction (or savepoint): lock the row the caller may see, run `change`, compute the counter delta, read the view. */
+async function changeLocked<T>(
+  ctx: Ctx,
+  sql: Sql,
+  ws: string,
+  id: string,
+  change: (sql: Sql, row: LockedConversation) => Promise<Mutation<T>>,
+  system?: SystemMutation,
+): Promise<Changed<T>> {
+  const [row] = await sql<LockedConversation[]>`
+    SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
+    WHERE id = ${id} AND ${system ? sql`workspace_id = ${ws} AND deleted_at IS NULL` : conversationVisibleTo(sql, ctx.caller)}
+    FOR UPDATE ${system?.skipLocked ? sql`SKIP LOCKED` : sql``}`
+  if (!row) throw conversationNotFound()
+  const m = await change(sql, row)
+  const delta = m.after ? countersDelta(row, m.after) : new Map()
+  const conversation = m.after?.deleted ? null : await viewAfterChange(sql, id)
+  return { row, m, delta, conversation }
+}
+
+/** After commit: conversation:updated to who may see it, queue positions, routing signals. */
+async function afterChange<T>(ctx: Ctx, out: Changed<T>): Promise<void> {
   const { row, m } = out
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
@@ -129,9 +171,6 @@ export async function mutateConversation<T = undefined>(
     ctx.routing.teams(m.route.teams ?? [])
     for (const u of m.route.members ?? []) if (u) ctx.routing.member(row.workspaceId, u)
   }
-  // null only after a delete, whose caller answers 204 without it.
-  const conversation = out.conversation && conversationFor(out.conversation, audienceOf(ctx.caller))
-  return { conversation: conversation as ConversationView, changed, result: m.result }
 }
 
 /** Columns an UPDATE returns for the counter state of the updated row. */

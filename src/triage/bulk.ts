@@ -11,6 +11,7 @@ import {
   unassignAgent,
 } from '../conversations/lifecycle.js'
 import { teamOfWorkspace } from '../teams/rules.js'
+import { inOneTransaction } from '../conversations/batch.js'
 import { changeLabels, checkLabels } from './labels.js'
 import { checkSnoozeUntil, setPriority, setWaiting } from './status.js'
 
@@ -109,6 +110,24 @@ export async function bulkAction(ctx: Ctx, input: BulkInput): Promise<BulkResult
   const permission = PERMISSION[input.action]
   if (!can(me.role, permission)) throw missingPermission(permission)
   const apply = await prepare(ctx, input)
+  try {
+    // One transaction for the whole request (src/conversations/batch.ts): each id still through
+    // its single route's function, in a savepoint of it.
+    return await inOneTransaction(ctx, input.ids, (batchCtx) => applyEach(batchCtx, input, apply, true))
+  } catch (err) {
+    // Nothing of it committed (a deadlock, a lost connection, an unexpected error on one id):
+    // each id on its own, as separate single requests would be.
+    ctx.log.warn({ err }, 'bulk action: the one transaction failed; applying each conversation in a transaction of its own')
+    return applyEach(ctx, input, apply, false)
+  }
+}
+
+/**
+ * Each id in order, its own result row: 200 (204 for delete), or the status and code the single
+ * route would answer. An unexpected failure is a 500 row when each id runs on its own; inside the
+ * one transaction it fails the whole (bulkAction then runs each on its own).
+ */
+async function applyEach(ctx: Ctx, input: BulkInput, apply: Apply, batched: boolean): Promise<BulkResultView> {
   const ok = input.action === 'delete' ? 204 : 200
   const results: BulkResultView['results'] = []
   for (const id of input.ids) {
@@ -117,6 +136,7 @@ export async function bulkAction(ctx: Ctx, input: BulkInput): Promise<BulkResult
       results.push({ id, statusCode: ok })
     } catch (err) {
       if (!(err instanceof AppError)) {
+        if (batched) throw err
         // What the single route would answer as a 500; the others still run, as separate calls would.
         ctx.log.error({ err, conversationId: id }, 'bulk action failed on one conversation')
         const failure = internalError('')
