@@ -80,12 +80,12 @@ export interface RolledEvent {
   sign?: 1 | -1
 }
 
-/** The statements (transactions, savepoints) whose rollup additions are kept for a later flush. */
+/** The transactions whose rollup additions are kept for a later flush. */
 const deferredOn = new WeakMap<Sql, RolledEvent[]>()
 
 /**
- * From now on, the rollup additions of events recorded through `sql` (a transaction or a
- * savepoint) go to `into` instead of metric_rollups; the events themselves are written as
+ * From now on, the rollup additions of events recorded through `sql` (a transaction) go to
+ * `into` instead of metric_rollups; the events themselves are written as
  * always. Why: a bulk request runs many conversations' changes in one transaction
  * (src/conversations/batch.ts); upserting the rollup rows change by change would hold them, in
  * a random order, until its commit, so two bulks of a workspace would queue or deadlock on them.
@@ -95,8 +95,9 @@ export function deferRollups(sql: Sql, into: RolledEvent[]): void {
   deferredOn.set(sql, into)
 }
 
-/** Adds the deferred events to the rollups: one statement per sign, rows in key order. */
+/** Ends the deferral on `sql` and adds the deferred events to the rollups: one statement per sign, rows in key order. */
 export async function flushRollups(sql: Sql, events: RolledEvent[]): Promise<void> {
+  deferredOn.delete(sql)
   for (const sign of [1, -1] as const) {
     const ev = events.filter((e) => (e.sign ?? 1) === sign)
     if (ev.length === 0) continue

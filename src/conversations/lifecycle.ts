@@ -8,13 +8,13 @@ import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
-import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
+import { deferRollups, flushRollups, forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation, type RolledEvent } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { addHistory } from './history.js'
 import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
 import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue, teamOfWorkspace } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
-import { inSavepoint } from './batch.js'
+import { addToBatch, BatchAborted, type ConversationBatch } from './batch.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CountersDelta, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
@@ -82,9 +82,10 @@ export interface SystemMutation {
  * between the locked and the updated row, read the view; after commit, publish.
  *
  * Inside a batch (`ctx.batch`, a bulk request: src/conversations/batch.ts) the same steps run in
- * a savepoint of the batch's one transaction: the counter delta and the analytics rollups are
- * added to the batch's, which applies them before its commit, and the publishing waits for that
- * commit. Every effect of the change is the same.
+ * the batch's one transaction: the counter delta and the analytics rollups are added to the
+ * batch's, which applies them before its commit, and the publishing waits for that commit. Every
+ * effect of the change is the same. A failure of `change` there aborts the whole batch
+ * (BatchAborted); a conversation the caller may not see is its usual 404.
  */
 export async function mutateConversation<T = undefined>(
   ctx: Ctx,
@@ -97,7 +98,8 @@ export async function mutateConversation<T = undefined>(
   const batch = ctx.batch?.workspaceId === ws ? ctx.batch : undefined
   let out: Changed<T>
   if (batch) {
-    out = await inSavepoint(batch, (sql) => changeLocked(ctx, sql, ws, id, change, system))
+    out = await changeLocked(ctx, batch.tx, ws, id, change, system, batch)
+    addToBatch(batch, out.delta)
     batch.after.push(() => afterChange(ctx, out))
   } else {
     out = await ctx.sql.begin(async (sql) => {
@@ -108,20 +110,21 @@ export async function mutateConversation<T = undefined>(
     })
     await afterChange(ctx, out)
   }
-  // null only after a delete, whose caller answers 204 without it.
+  // null after a delete, whose caller answers 204 without it, and inside a batch (its view is
+  // read later, with the others: a bulk answers result rows, not conversations).
   const conversation = out.conversation && conversationFor(out.conversation, audienceOf(ctx.caller))
   return { conversation: conversation as ConversationView, changed: out.m.after !== undefined, result: out.m.result }
 }
 
-/** What a change did inside its transaction: the locked row, the mutation, the counter delta, the view after it (null: deleted). */
+/** What a change did inside its transaction: the locked row, the mutation, the counter delta, the view after it (null: deleted; undefined: still to be read, in a batch). */
 interface Changed<T> {
   row: LockedConversation
   m: Mutation<T>
   delta: CountersDelta
-  conversation: ConversationView | null
+  conversation?: ConversationView | null
 }
 
-/** Inside the transaction (or savepoint): lock the row the caller may see, run `change`, compute the counter delta, read the view. */
+/** Inside the transaction: lock the row the caller may see, run `change`, compute the counter delta, read the view. */
 async function changeLocked<T>(
   ctx: Ctx,
   sql: Sql,
@@ -129,16 +132,87 @@ async function changeLocked<T>(
   id: string,
   change: (sql: Sql, row: LockedConversation) => Promise<Mutation<T>>,
   system?: SystemMutation,
+  batch?: ConversationBatch,
 ): Promise<Changed<T>> {
-  const [row] = await sql<LockedConversation[]>`
-    SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
-    WHERE id = ${id} AND ${system ? sql`workspace_id = ${ws} AND deleted_at IS NULL` : conversationVisibleTo(sql, ctx.caller)}
-    FOR UPDATE ${system?.skipLocked ? sql`SKIP LOCKED` : sql``}`
+  // In a batch: a conversation changed before in it has its view read first (its events show
+  // the state after that change); a row locked at the start is not looked up again.
+  if (batch?.pending.some((p) => p.row.id === id)) await readPendingViews(batch)
+  let row = batch?.locked.get(id)
+  if (row) batch!.locked.delete(id)
+  else {
+    ;[row] = await sql<LockedConversation[]>`
+      SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
+      WHERE id = ${id} AND ${system ? sql`workspace_id = ${ws} AND deleted_at IS NULL` : conversationVisibleTo(sql, ctx.caller)}
+      FOR UPDATE ${system?.skipLocked ? sql`SKIP LOCKED` : sql``}`
+  }
+  // Nothing written yet: a batch goes on without this conversation.
   if (!row) throw conversationNotFound()
-  const m = await change(sql, row)
-  const delta = m.after ? countersDelta(row, m.after) : new Map()
-  const conversation = m.after?.deleted ? null : await viewAfterChange(sql, id)
-  return { row, m, delta, conversation }
+  try {
+    const m = await change(sql, row)
+    const delta = m.after ? countersDelta(row, m.after) : new Map()
+    if (m.after?.deleted) return { row, m, delta, conversation: null }
+    if (!batch) return { row, m, delta, conversation: await viewAfterChange(sql, id) }
+    const out: Changed<T> = { row, m, delta }
+    batch.pending.push(out)
+    return out
+  } catch (err) {
+    // It may have written: a batch's transaction must not commit (src/conversations/batch.ts).
+    throw batch ? new BatchAborted(err) : err
+  }
+}
+
+/** Reads the views of the batch's changes that have none yet, in one statement. */
+async function readPendingViews(batch: ConversationBatch): Promise<void> {
+  const pending = batch.pending.splice(0)
+  if (pending.length === 0) return
+  const { tx } = batch
+  const rows = await tx<ConversationRecord[]>`
+    SELECT ${tx.unsafe(CONVERSATION_SELECT)} FROM ${tx.unsafe(CONVERSATION_FROM)}
+    WHERE c.id = ANY(${[...new Set(pending.map((p) => p.row.id))]}::uuid[]) AND c.deleted_at IS NULL`
+  const views = new Map(rows.map((r) => [r.id, toConversationView(r)]))
+  for (const p of pending) p.conversation = views.get(p.row.id) ?? null
+}
+
+/**
+ * Many conversations' changes in one transaction (a bulk request; src/conversations/batch.ts):
+ * `run` gets a context whose conversation changes (each through mutateConversation) join it.
+ * Before the commit, the views, the analytics rollups and the counter deltas are written once;
+ * after it, each change's after-commit work runs, in order. Throws when the transaction as a
+ * whole fails (nothing of it committed): the caller may then apply the changes one by one.
+ * Errors of the after-commit work are logged, never thrown: the changes are made.
+ */
+export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCtx: Ctx) => Promise<T>): Promise<T> {
+  const { workspaceId } = memberOf(ctx)
+  const after: (() => Promise<void>)[] = []
+  let result: T | undefined
+  await ctx.sql.begin(async (tx) => {
+    await lockCountersShared(tx, workspaceId)
+    const wanted = [...new Set(ids.map((id) => id.toLowerCase()).filter(isUuid))].sort()
+    // In id order: two batches sharing conversations lock them in the same order.
+    const rows =
+      wanted.length === 0
+        ? []
+        : await tx<LockedConversation[]>`
+            SELECT ${tx.unsafe(LOCK_COLUMNS)} FROM conversations
+            WHERE id = ANY(${wanted}::uuid[]) AND ${conversationVisibleTo(tx, ctx.caller)}
+            ORDER BY id FOR UPDATE`
+    const rollups: RolledEvent[] = []
+    deferRollups(tx, rollups)
+    const batch: ConversationBatch = { tx, workspaceId, locked: new Map(rows.map((r) => [r.id, r])), pending: [], counters: new Map(), after }
+    result = await run({ ...ctx, batch })
+    await readPendingViews(batch)
+    // Rollups, then counters: the order of a single change (recorded inside it, counters after).
+    await flushRollups(tx, rollups)
+    await applyCountersDelta(tx, workspaceId, batch.counters)
+  })
+  for (const work of after) {
+    try {
+      await work()
+    } catch (err) {
+      ctx.log.error({ err }, 'after-commit work of a batched conversation change failed')
+    }
+  }
+  return result!
 }
 
 /** After commit: conversation:updated to who may see it, queue positions, routing signals. */

@@ -6,12 +6,12 @@ import {
   assignAgent,
   closeConversation,
   deleteConversation,
+  inOneTransaction,
   reopenConversation,
   setConversationTeam,
   unassignAgent,
 } from '../conversations/lifecycle.js'
 import { teamOfWorkspace } from '../teams/rules.js'
-import { inOneTransaction } from '../conversations/batch.js'
 import { changeLabels, checkLabels } from './labels.js'
 import { checkSnoozeUntil, setPriority, setWaiting } from './status.js'
 
@@ -112,11 +112,11 @@ export async function bulkAction(ctx: Ctx, input: BulkInput): Promise<BulkResult
   const apply = await prepare(ctx, input)
   try {
     // One transaction for the whole request (src/conversations/batch.ts): each id still through
-    // its single route's function, in a savepoint of it.
+    // its single route's function.
     return await inOneTransaction(ctx, input.ids, (batchCtx) => applyEach(batchCtx, input, apply, true))
   } catch (err) {
-    // Nothing of it committed (a deadlock, a lost connection, an unexpected error on one id):
-    // each id on its own, as separate single requests would be.
+    // Nothing of it committed (a change that failed after it may have written, a deadlock, a lost
+    // connection): each id on its own, as separate single requests would be.
     ctx.log.warn({ err }, 'bulk action: the one transaction failed; applying each conversation in a transaction of its own')
     return applyEach(ctx, input, apply, false)
   }
@@ -125,7 +125,8 @@ export async function bulkAction(ctx: Ctx, input: BulkInput): Promise<BulkResult
 /**
  * Each id in order, its own result row: 200 (204 for delete), or the status and code the single
  * route would answer. An unexpected failure is a 500 row when each id runs on its own; inside the
- * one transaction it fails the whole (bulkAction then runs each on its own).
+ * one transaction, any failure but a conversation not found (BatchAborted or worse) fails the
+ * whole, and bulkAction runs each on its own.
  */
 async function applyEach(ctx: Ctx, input: BulkInput, apply: Apply, batched: boolean): Promise<BulkResultView> {
   const ok = input.action === 'delete' ? 204 : 200

@@ -3,8 +3,8 @@ import { recordResolved } from '../../src/analytics/record.js'
 import type { App } from '../../src/app.js'
 import type { Caller } from '../../src/auth/callers.js'
 import { contextFor } from '../../src/context.js'
-import { inOneTransaction } from '../../src/conversations/batch.js'
-import { closeConversation, mutateConversation, updateRow } from '../../src/conversations/lifecycle.js'
+import { BatchAborted } from '../../src/conversations/batch.js'
+import { closeConversation, inOneTransaction, mutateConversation, setPinned, updateRow } from '../../src/conversations/lifecycle.js'
 import { conflict } from '../../src/errors.js'
 import type { Log } from '../../src/logger.js'
 import { bulkAction } from '../../src/triage/bulk.js'
@@ -14,8 +14,9 @@ import { listenEvents, patch, send, startConversation } from '../conversations/f
 /**
  * A bulk request's one transaction (src/conversations/batch.ts, docs/triage.md "Bulk"): the
  * counters and analytics rollups it applies once before commit equal what single requests would
- * have left, a failed conversation undoes only its own change, events wait for the commit, and
- * concurrent bulks over the same rows in opposite orders neither deadlock nor fall back.
+ * have left, events wait for the commit, a change failing after it wrote aborts the whole (and
+ * the bulk then runs each conversation on its own), and concurrent bulks over the same rows in
+ * opposite orders neither deadlock nor fall back.
  */
 
 /** Rollups summed over their slots, rows that net to zero left out (test/analytics/metrics-property.test.ts). */
@@ -81,34 +82,59 @@ t.test('one transaction: counters and rollups exact, events after commit, failur
     t.ok(await rollupsExact(app, ws.workspaceId))
   })
 
-  await t.test('a change that fails after writing undoes its own writes, counters and rollups; events wait for the commit', async (t) => {
+  await t.test('events wait for the commit; a change that fails after writing aborts the whole batch', async (t) => {
     const [a, b] = [ids[5], ids[6]]
     await events.settle()
     events.clear()
     let seenBeforeCommit = -1
-    await inOneTransaction(ctx, [a, b], async (batchCtx) => {
+    await inOneTransaction(ctx, [a], async (batchCtx) => {
       await closeConversation(batchCtx, a)
-      await t.rejects(
-        mutateConversation(batchCtx, b, async (sql, row) => {
-          // Writes the row and records a resolution (its rollups deferred) ... then fails.
-          await updateRow(sql, row.id, sql`pinned = true, status = 'RESOLVED'`)
-          await recordResolved(sql, row, new Date().toISOString())
-          throw conflict('TEST_REFUSED', 'refused after writing')
-        }),
-        { code: 'TEST_REFUSED' },
-      )
       await events.settle()
       seenBeforeCommit = events.events.length
     })
     t.equal(seenBeforeCommit, 0, 'nothing published before the commit')
     const update = await events.waitFor((e) => e.event === 'conversation:updated' && e.payload.conversation.id === a)
     t.equal(update.payload.conversation.status, 'RESOLVED', 'published after it')
-    const rows = await app.deps.sql<{ id: string; status: string; pinned: boolean }[]>`SELECT id, status, pinned FROM conversations WHERE id = ANY(${[a, b]}::uuid[]) ORDER BY id`
+
+    events.clear()
+    const failing = inOneTransaction(ctx, [a, b], async (batchCtx) => {
+      await setPinned(batchCtx, a, true)
+      await mutateConversation(batchCtx, b, async (sql, row) => {
+        // Writes the row and records a resolution (its rollups deferred) ... then fails.
+        await updateRow(sql, row.id, sql`pinned = true, status = 'RESOLVED'`)
+        await recordResolved(sql, row, new Date().toISOString())
+        throw conflict('TEST_REFUSED', 'refused after writing')
+      })
+    })
+    const err = await failing.then(() => null, (e: unknown) => e)
+    t.ok(err instanceof BatchAborted && (err.reason as { code?: string }).code === 'TEST_REFUSED', 'the batch is aborted, naming the failure')
+    await events.settle()
+    t.same(events.events, [], 'nothing published')
+    const rows = await app.deps.sql<{ id: string; status: string; pinned: boolean }[]>`SELECT id, status, pinned FROM conversations WHERE id = ANY(${[a, b]}::uuid[])`
     const byId = Object.fromEntries(rows.map((r) => [r.id, r]))
-    t.match(byId[a], { status: 'RESOLVED' })
-    t.match(byId[b], { status: 'OPEN', pinned: false }, 'the failed change left nothing')
+    t.match(byId[a], { pinned: false }, 'the change before it is not committed either')
+    t.match(byId[b], { status: 'OPEN', pinned: false }, 'nor the failed one')
     t.equal(await reconcile(), false)
     t.ok(await rollupsExact(app, ws.workspaceId), 'no resolution of the failed one in the rollups')
+  })
+
+  await t.test('a bulk whose batch aborts is applied one conversation at a time, with the rows of single requests', async (t) => {
+    const labels = []
+    for (let i = 0; i < 21; i++) {
+      labels.push((await app.inject({ method: 'POST', url: '/labels', headers: ws.admin.headers, payload: { name: `l${i}`, color: '#000000' } })).json().id)
+    }
+    const [x, full, y] = [ids[1], ids[2], ids[3]]
+    await app.inject({ method: 'PUT', url: `/conversations/${full}/labels`, headers: ws.admin.headers, payload: { labelIds: labels.slice(0, 20) } })
+    const res = await bulkAction(ctx, { ids: [x, full, y], action: 'labels:add', labelIds: [labels[20]] })
+    t.same(res.results, [
+      { id: x, statusCode: 200 },
+      { id: full, statusCode: 400, code: 'INVALID_LABEL' },
+      { id: y, statusCode: 200 },
+    ], 'the conversation that would hold 21 labels fails in its row; the others are labelled')
+    t.equal(warnings.length, 1, 'after one warning: the one transaction was abandoned')
+    warnings.splice(0)
+    const [{ n }] = await app.deps.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM conversations WHERE label_ids @> ${[labels[20]]}::uuid[]`
+    t.equal(n, 2)
   })
 
   await t.test('a transaction that fails as a whole leaves nothing and publishes nothing', async (t) => {
