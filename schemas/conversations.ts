@@ -88,12 +88,14 @@ export type MessageView = Static<typeof Message>
 /** Query strings of the conversation lists (API.md section 5, "List query"). Unknown parameters are a 400. */
 const lit = <T extends string>(values: readonly T[], def: T) => Literals(values, { default: def })
 
+/** A team id, or `none`: conversations of no team (API.md section 16); the lists' and the saved views' filter. */
+export const TeamFilter = Type.Union([Uuid, Type.Literal('none')])
+
 const listFields = {
   limit: Limit,
   cursor: Type.Optional(Cursor),
   channelId: Type.Optional(Uuid),
-  /** A team id, or `none`: conversations of no team (API.md section 16). */
-  teamId: Type.Optional(Type.Union([Uuid, Type.Literal('none')])),
+  teamId: Type.Optional(TeamFilter),
   unassignedOnly: Type.Boolean({ default: false }),
   readStatus: lit(['all', 'read', 'unread'] as const, 'all'),
   sortOrder: lit(['desc', 'asc'] as const, 'desc'),

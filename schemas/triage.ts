@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { viewScopes } from '../src/db/schema.js'
 import { Cursor, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
-import { Priority } from './conversations.js'
+import { Priority, TeamFilter } from './conversations.js'
+import { ConversationTeamBody } from './teams.js'
 
 /** Request and response shapes of /labels, /views and the triage actions (API.md section 17, src/triage/). */
 
@@ -39,17 +40,16 @@ export const SnoozeBody = Type.Object(
   { additionalProperties: false },
 )
 
-/**
- * POST /conversations/bulk: the ids and one action with its parameters. `team {teamId}` and the
- * views' `teamId` filter come with teams (section 16), not yet on this branch's base.
- */
-export const bulkActions = ['assign', 'unassign', 'close', 'reopen', 'pending', 'snooze', 'priority', 'labels:add', 'labels:remove', 'delete'] as const
+/** POST /conversations/bulk: the ids and one action with its parameters. */
+export const bulkActions = ['assign', 'unassign', 'team', 'close', 'reopen', 'pending', 'snooze', 'priority', 'labels:add', 'labels:remove', 'delete'] as const
 export type BulkAction = (typeof bulkActions)[number]
 export const BulkBody = Type.Object(
   {
     ids: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 100 }),
     action: Literals(bulkActions),
     agentId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    /** `team`: as PATCH /conversations/:id/team's body (a team of the workspace, or null; else INVALID_TEAM). */
+    teamId: Type.Optional(ConversationTeamBody.properties.teamId),
     until: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
     priority: Type.Optional(Nullable(Priority)),
     labelIds: Type.Optional(LabelIds),
@@ -69,6 +69,8 @@ export const ViewFilters = Type.Object(
   {
     status: Type.Optional(Literals(['open', 'pending', 'snoozed', 'active'] as const)),
     channelId: Type.Optional(Uuid),
+    /** A team id (a team of the workspace when the view is written, else INVALID_TEAM), or `none`: as the lists' `teamId`. */
+    teamId: Type.Optional(TeamFilter),
     labelIds: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: 5 })),
     priority: Type.Optional(Type.Array(Literals(['none', 'low', 'medium', 'high', 'urgent'] as const), { minItems: 1, maxItems: 5 })),
     assignee: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'me, none or a userId' })),

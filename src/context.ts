@@ -19,6 +19,7 @@ import type { RateWindows } from './rate-windows.js'
 import type { ThumbnailMaker } from './attachments/thumbnails.js'
 import type { ObjectStorage } from './storage/storage.js'
 import type { Router } from './teams/scheduler.js'
+import type { ConversationBatch } from './conversations/batch.js'
 
 /**
  * The process's infrastructure, built once by createDeps (src/deps.ts): what domain code may use
@@ -71,6 +72,11 @@ export interface Deps {
  */
 export interface Ctx extends Deps {
   readonly caller: Caller
+  /**
+   * Set only inside a bulk request's one transaction (src/conversations/batch.ts): each
+   * conversation's change joins it (mutateConversation) instead of opening its own.
+   */
+  readonly batch?: ConversationBatch
 }
 
 export function contextFor(deps: Deps, caller: Caller, log: Log = deps.log): Ctx {

@@ -38,10 +38,22 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000'
  * day, third of a month, month; workspace, channel, agent, agent and channel, and the same four
  * per team for an event that has one), `sign` +1 for new events, -1 for removed ones.
  * `source` is the CTE body that yields the events (an INSERT ... RETURNING or a DELETE ...
- * RETURNING), so the rollups move by exactly the rows that statement changed.
+ * RETURNING), so the rollups move by exactly the rows that statement changed. The rows are upserted
+ * in key order, so two transactions adding to the same rollup rows lock them in the same order.
+ *
+ * Through a `sql` given to deferRollups, the statement runs `source` alone and keeps the events
+ * for flushRollups instead (a bulk request's one transaction, below).
  */
-function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1) {
-  return sql`
+async function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1): Promise<void> {
+  const deferred = deferredOn.get(sql)
+  if (deferred) {
+    const rows = await sql<RolledEvent[]>`
+      WITH ev AS (${source})
+      SELECT workspace_id AS "workspaceId", channel_id AS "channelId", agent_id AS "agentId", team_id AS "teamId", kind, value, occurred_at AS "occurredAt" FROM ev`
+    for (const r of rows) deferred.push({ ...r, sign })
+    return
+  }
+  await sql`
     WITH ev AS (${source})
     INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot, n, total)
     SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at), d.channel_id, d.agent_id, d.team_id, ev.kind,
@@ -56,8 +68,52 @@ function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1) {
                        ) d(dim, channel_id, agent_id, team_id)
     WHERE d.agent_id IS NOT NULL AND d.team_id IS NOT NULL AND metric_kept(g.grain, d.dim)
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+    ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     ON CONFLICT (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot)
     DO UPDATE SET n = r.n + excluded.n, total = r.total + excluded.total`
+}
+
+/** An event recorded while its rollups were deferred, with its sign (+1 added, -1 removed). */
+export interface RolledEvent {
+  workspaceId: string
+  channelId: string
+  agentId: string | null
+  teamId: string | null
+  kind: MetricKind
+  value: number | null
+  occurredAt: string
+  sign?: 1 | -1
+}
+
+/** The transactions whose rollup additions are kept for a later flush. */
+const deferredOn = new WeakMap<Sql, RolledEvent[]>()
+
+/**
+ * From now on, the rollup additions of events recorded through `sql` (a transaction) go to
+ * `into` instead of metric_rollups; the events themselves are written as
+ * always. Why: a bulk request runs many conversations' changes in one transaction
+ * (src/conversations/batch.ts); upserting the rollup rows change by change would hold them, in
+ * a random order, until its commit, so two bulks of a workspace would queue or deadlock on them.
+ * flushRollups adds them all in one ordered statement just before the commit instead.
+ */
+export function deferRollups(sql: Sql, into: RolledEvent[]): void {
+  deferredOn.set(sql, into)
+}
+
+/** Ends the deferral on `sql` and adds the deferred events to the rollups: one statement per sign, rows in key order. */
+export async function flushRollups(sql: Sql, events: RolledEvent[]): Promise<void> {
+  deferredOn.delete(sql)
+  for (const sign of [1, -1] as const) {
+    const ev = events.filter((e) => (e.sign ?? 1) === sign)
+    if (ev.length === 0) continue
+    await rollupFrom(
+      sql,
+      sql`SELECT * FROM unnest(${ev.map((e) => e.workspaceId)}::uuid[], ${ev.map((e) => e.channelId)}::uuid[], ${ev.map((e) => e.agentId)}::text[], ${ev.map((e) => e.teamId)}::uuid[],
+                               ${ev.map((e) => e.kind)}::text[], ${ev.map((e) => e.value)}::float8[], ${ev.map((e) => e.occurredAt)}::text[]::timestamptz[])
+          AS ev(workspace_id, channel_id, agent_id, team_id, kind, value, occurred_at)`,
+      sign,
+    )
+  }
 }
 
 /**

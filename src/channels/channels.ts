@@ -4,9 +4,10 @@ import { can } from '../auth/permissions.js'
 import { memberOf, type Ctx } from '../context.js'
 import type { Sql } from '../db/client.js'
 import type { ChannelKind, channels } from '../db/schema.js'
-import { badRequest, channelNotFound, invalidTeam } from '../errors.js'
+import { badRequest, channelNotFound } from '../errors.js'
 import { encryptSecret, requireChannelSecretKey } from '../email/secrets.js'
 import { emailView, patchedOf, storedOf } from '../email/settings.js'
+import { teamOfWorkspace } from '../teams/rules.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { checkWidgetPatch, widgetSettings } from '../support/widget-settings.js'
@@ -151,10 +152,7 @@ async function applyUpdate(
   email: { stored: EmailSettings; imap: string | null; smtp: string | null } | null,
 ) {
   const team = patch.defaultTeamId ?? null
-  if (team !== null) {
-    const [t] = isUuid(team) ? await sql`SELECT 1 FROM teams WHERE id = ${team} AND workspace_id = ${memberOf(ctx).workspaceId}` : []
-    if (!t) throw invalidTeam('defaultTeamId')
-  }
+  if (team !== null) await teamOfWorkspace(sql, memberOf(ctx).workspaceId, team, 'defaultTeamId')
   const origins = patch.allowedOrigins === undefined ? null : normalizeOrigins(patch.allowedOrigins)
   // The widget fields named replace the stored ones (jsonb ||), the others are kept.
   const widget = patch.widget === undefined ? null : JSON.stringify(checkWidgetPatch(patch.widget))

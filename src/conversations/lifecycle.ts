@@ -3,20 +3,21 @@ import { memberOf, visitorOf, workspaceOf, type Ctx } from '../context.js'
 import type { Fragment, Sql } from '../db/client.js'
 import type { ConversationView, HistoryEntryView } from '../../schemas/conversations.js'
 import type { conversations } from '../db/schema.js'
-import { conversationNotFound, forbidden, guestNotFound, invalidAgent, invalidTeam, tooManyOpenConversations } from '../errors.js'
+import { conversationNotFound, forbidden, guestNotFound, invalidAgent, tooManyOpenConversations } from '../errors.js'
 import { rooms } from '../events.js'
 import { iso } from '../time.js'
 import { removeConversationMentions } from '../mentions/mentions.js'
 import { isUuid } from '../uuid.js'
-import { forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation } from '../analytics/record.js'
+import { deferRollups, flushRollups, forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation, type RolledEvent } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { addHistory } from './history.js'
 import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
-import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue } from '../teams/rules.js'
+import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue, teamOfWorkspace } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
-import { slaAfterChange, slaOnCreate } from '../sla/sync.js'
+import { slaAfterChange, slaOnCreate, type SlaBreach } from '../sla/sync.js'
 import { publishBreaches } from '../sla/breaches.js'
-import { applyCountersDelta, countersDelta, lockCountersShared, type CounterState } from './counters.js'
+import { addToBatch, BatchAborted, type ConversationBatch } from './batch.js'
+import { applyCountersDelta, countersDelta, lockCountersShared, type CountersDelta, type CounterState } from './counters.js'
 import { CONVERSATION_FROM, CONVERSATION_SELECT, findConversationView, toConversationView, type ConversationRecord } from './view.js'
 
 /** The locked conversation row, as the rules need it (its analytics state included). */
@@ -85,6 +86,12 @@ export interface SystemMutation {
  * The one way to change a conversation: in one transaction, take the workspace's counter lock
  * (shared), lock the row the caller may see (FOR UPDATE), run `change`, apply the counter delta
  * between the locked and the updated row, read the view; after commit, publish.
+ *
+ * Inside a batch (`ctx.batch`, a bulk request: src/conversations/batch.ts) the same steps run in
+ * the batch's one transaction: the counter delta and the analytics rollups are added to the
+ * batch's, which applies them before its commit, and the publishing waits for that commit. Every
+ * effect of the change is the same. A failure of `change` there aborts the whole batch
+ * (BatchAborted); a conversation the caller may not see is its usual 404.
  */
 export async function mutateConversation<T = undefined>(
   ctx: Ctx,
@@ -94,21 +101,132 @@ export async function mutateConversation<T = undefined>(
 ): Promise<MutationOutcome<T>> {
   if (!isUuid(id)) throw conversationNotFound()
   const ws = system?.workspaceId ?? workspaceOf(ctx)
-  const out = await ctx.sql.begin(async (sql) => {
-    await lockCountersShared(sql, ws)
-    const [row] = await sql<LockedConversation[]>`
+  const batch = ctx.batch?.workspaceId === ws ? ctx.batch : undefined
+  let out: Changed<T>
+  if (batch) {
+    out = await changeLocked(ctx, batch.tx, ws, id, change, system, batch)
+    addToBatch(batch, out.delta)
+    batch.after.push(() => afterChange(ctx, out))
+  } else {
+    out = await ctx.sql.begin(async (sql) => {
+      await lockCountersShared(sql, ws)
+      const changed = await changeLocked(ctx, sql, ws, id, change, system)
+      await applyCountersDelta(sql, ws, changed.delta)
+      return changed
+    })
+    await afterChange(ctx, out)
+  }
+  // null after a delete, whose caller answers 204 without it, and inside a batch (its view is
+  // read later, with the others: a bulk answers result rows, not conversations).
+  const conversation = out.conversation && conversationFor(out.conversation, audienceOf(ctx.caller))
+  return { conversation: conversation as ConversationView, changed: out.m.after !== undefined, result: out.m.result }
+}
+
+/** What a change did inside its transaction: the locked row, the mutation, the counter delta, the view after it (null: deleted; undefined: still to be read, in a batch). */
+interface Changed<T> {
+  row: LockedConversation
+  m: Mutation<T>
+  delta: CountersDelta
+  conversation?: ConversationView | null
+  /** Breaches recorded by this change (a reply after a due time), sent as sla:breached after commit. */
+  breaches: SlaBreach[]
+}
+
+/** Inside the transaction: lock the row the caller may see, run `change`, compute the counter delta, read the view. */
+async function changeLocked<T>(
+  ctx: Ctx,
+  sql: Sql,
+  ws: string,
+  id: string,
+  change: (sql: Sql, row: LockedConversation) => Promise<Mutation<T>>,
+  system?: SystemMutation,
+  batch?: ConversationBatch,
+): Promise<Changed<T>> {
+  // In a batch: a conversation changed before in it has its view read first (its events show
+  // the state after that change); a row locked at the start is not looked up again.
+  if (batch?.pending.some((p) => p.row.id === id)) await readPendingViews(batch)
+  let row = batch?.locked.get(id)
+  if (row) batch!.locked.delete(id)
+  else {
+    ;[row] = await sql<LockedConversation[]>`
       SELECT ${sql.unsafe(LOCK_COLUMNS)} FROM conversations
       WHERE id = ${id} AND ${system ? sql`workspace_id = ${ws} AND deleted_at IS NULL` : conversationVisibleTo(sql, ctx.caller)}
       FOR UPDATE ${system?.skipLocked ? sql`SKIP LOCKED` : sql``}`
-    if (!row) throw conversationNotFound()
+  }
+  // Nothing written yet: a batch goes on without this conversation.
+  if (!row) throw conversationNotFound()
+  try {
     const m = await change(sql, row)
-    if (m.after) await applyCountersDelta(sql, ws, countersDelta(row, m.after))
+    const delta = m.after ? countersDelta(row, m.after) : new Map()
     // Service levels follow every change: status log, matching, targets (src/sla/sync.ts).
     const breaches = m.after ? await slaAfterChange(sql, row, m.after.deleted) : []
-    const conversation = m.after?.deleted ? null : await viewAfterChange(sql, id)
-    return { row, m, conversation, breaches }
-  })
+    if (m.after?.deleted) return { row, m, delta, conversation: null, breaches }
+    if (!batch) return { row, m, delta, conversation: await viewAfterChange(sql, id), breaches }
+    const out: Changed<T> = { row, m, delta, breaches }
+    batch.pending.push(out)
+    return out
+  } catch (err) {
+    // It may have written: a batch's transaction must not commit (src/conversations/batch.ts).
+    throw batch ? new BatchAborted(err) : err
+  }
+}
 
+/** Reads the views of the batch's changes that have none yet, in one statement. */
+async function readPendingViews(batch: ConversationBatch): Promise<void> {
+  const pending = batch.pending.splice(0)
+  if (pending.length === 0) return
+  const { tx } = batch
+  const rows = await tx<ConversationRecord[]>`
+    SELECT ${tx.unsafe(CONVERSATION_SELECT)} FROM ${tx.unsafe(CONVERSATION_FROM)}
+    WHERE c.id = ANY(${[...new Set(pending.map((p) => p.row.id))]}::uuid[]) AND c.deleted_at IS NULL`
+  const views = new Map(rows.map((r) => [r.id, toConversationView(r)]))
+  for (const p of pending) p.conversation = views.get(p.row.id) ?? null
+}
+
+/**
+ * Many conversations' changes in one transaction (a bulk request; src/conversations/batch.ts):
+ * `run` gets a context whose conversation changes (each through mutateConversation) join it.
+ * Before the commit, the views, the analytics rollups and the counter deltas are written once;
+ * after it, each change's after-commit work runs, in order. Throws when the transaction as a
+ * whole fails (nothing of it committed): the caller may then apply the changes one by one.
+ * Errors of the after-commit work are logged, never thrown: the changes are made.
+ */
+export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCtx: Ctx) => Promise<T>): Promise<T> {
+  const { workspaceId } = memberOf(ctx)
+  const after: (() => Promise<void>)[] = []
+  let result: T | undefined
+  await ctx.sql.begin(async (tx) => {
+    await lockCountersShared(tx, workspaceId)
+    const wanted = [...new Set(ids.map((id) => id.toLowerCase()).filter(isUuid))].sort()
+    // In id order: two batches sharing conversations lock them in the same order.
+    const rows =
+      wanted.length === 0
+        ? []
+        : await tx<LockedConversation[]>`
+            SELECT ${tx.unsafe(LOCK_COLUMNS)} FROM conversations
+            WHERE id = ANY(${wanted}::uuid[]) AND ${conversationVisibleTo(tx, ctx.caller)}
+            ORDER BY id FOR UPDATE`
+    const rollups: RolledEvent[] = []
+    deferRollups(tx, rollups)
+    const batch: ConversationBatch = { tx, workspaceId, locked: new Map(rows.map((r) => [r.id, r])), pending: [], counters: new Map(), after }
+    result = await run({ ...ctx, batch })
+    await readPendingViews(batch)
+    // Rollups, then counters: the order of a single change (recorded inside it, counters after).
+    await flushRollups(tx, rollups)
+    await applyCountersDelta(tx, workspaceId, batch.counters)
+  })
+  for (const work of after) {
+    try {
+      await work()
+    } catch (err) {
+      ctx.log.error({ err }, 'after-commit work of a batched conversation change failed')
+    }
+  }
+  return result!
+}
+
+/** After commit: conversation:updated to who may see it, queue positions, routing signals. */
+async function afterChange<T>(ctx: Ctx, out: Changed<T>): Promise<void> {
   const { row, m } = out
   await publishBreaches(ctx, out.breaches)
   const changed = m.after !== undefined
@@ -138,9 +256,6 @@ export async function mutateConversation<T = undefined>(
     ctx.routing.teams(m.route.teams ?? [])
     for (const u of m.route.members ?? []) if (u) ctx.routing.member(row.workspaceId, u)
   }
-  // null only after a delete, whose caller answers 204 without it.
-  const conversation = out.conversation && conversationFor(out.conversation, audienceOf(ctx.caller))
-  return { conversation: conversation as ConversationView, changed, result: m.result }
 }
 
 /** Columns an UPDATE returns for the counter state of the updated row. */
@@ -349,13 +464,7 @@ export async function setPinned(ctx: Ctx, id: string, pinned: boolean) {
 export async function setConversationTeam(ctx: Ctx, id: string, teamId: string | null) {
   const member = memberOf(ctx)
   return mutateConversation(ctx, id, async (sql, row) => {
-    let team: string | null = null
-    if (teamId !== null) {
-      if (!isUuid(teamId)) throw invalidTeam()
-      const [t] = await sql<{ id: string }[]>`SELECT id FROM teams WHERE id = ${teamId.toLowerCase()} AND workspace_id = ${row.workspaceId}`
-      if (!t) throw invalidTeam()
-      team = t.id
-    }
+    const team = teamId === null ? null : await teamOfWorkspace(sql, row.workspaceId, teamId)
     if (row.teamId === team) return {}
     const after = await queueOnTeamChange(sql, row, team, member.userId)
     return { after, route: { teams: [team], members: [row.assignedAgentId] } }

@@ -12,6 +12,8 @@ import postgres from 'postgres'
  */
 export type Pool = postgres.Sql
 export type Sql = postgres.ISql
+/** An open transaction (`begin`'s callback argument), where a savepoint can be taken (src/conversations/batch.ts). */
+export type Transaction = postgres.TransactionSql
 /** A piece of a statement built with the same tag (sql`pinned = ${pinned}`), embedded in another. */
 export type Fragment = postgres.Fragment
 /** A value bound to a `$n` of an `unsafe` statement (pg-boss's own SQL, src/jobs.ts). */

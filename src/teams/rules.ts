@@ -1,6 +1,8 @@
 import type { Sql } from '../db/client.js'
 import { applyCountersDelta, countersDelta, type CounterState } from '../conversations/counters.js'
 import { addHistory } from '../conversations/history.js'
+import { invalidTeam } from '../errors.js'
+import { isUuid } from '../uuid.js'
 import { recordQueueExit } from './queue.js'
 
 /**
@@ -21,6 +23,17 @@ export interface QueueRow {
 
 const COUNTERS = `status, deleted_at IS NOT NULL AS deleted, assigned_agent_id AS "assignedAgentId",
   channel_id AS "channelId", unread_count AS "unreadCount", team_id AS "teamId"`
+
+/**
+ * `teamId` as a team of the workspace (its stored, lower-case id), else 400 INVALID_TEAM naming
+ * `field`: the one check behind PATCH /conversations/:id/team, the bulk `team` action, a
+ * channel's `defaultTeamId` and a saved view's `teamId` filter (API.md sections 16, 17).
+ */
+export async function teamOfWorkspace(sql: Sql, workspaceId: string, teamId: string, field = 'teamId'): Promise<string> {
+  const [t] = isUuid(teamId) ? await sql<{ id: string }[]>`SELECT id FROM teams WHERE id = ${teamId.toLowerCase()} AND workspace_id = ${workspaceId}` : []
+  if (!t) throw invalidTeam(field)
+  return t.id
+}
 
 /** True when `teamId` hands its conversations out automatically. */
 export async function autoAssigning(sql: Sql, teamId: string | null): Promise<boolean> {

@@ -6,9 +6,12 @@ import {
   assignAgent,
   closeConversation,
   deleteConversation,
+  inOneTransaction,
   reopenConversation,
+  setConversationTeam,
   unassignAgent,
 } from '../conversations/lifecycle.js'
+import { teamOfWorkspace } from '../teams/rules.js'
 import { changeLabels, checkLabels } from './labels.js'
 import { checkSnoozeUntil, setPriority, setWaiting } from './status.js'
 
@@ -24,6 +27,7 @@ import { checkSnoozeUntil, setPriority, setWaiting } from './status.js'
 const PERMISSION: Record<BulkAction, Permission> = {
   assign: 'conversations:assign',
   unassign: 'conversations:assign',
+  team: 'conversations:assign',
   close: 'conversations:write',
   reopen: 'conversations:write',
   pending: 'conversations:write',
@@ -38,6 +42,7 @@ const PERMISSION: Record<BulkAction, Permission> = {
 const PARAMS: Record<BulkAction, readonly (keyof BulkInput)[]> = {
   assign: ['agentId'],
   unassign: [],
+  team: ['teamId'],
   close: [],
   reopen: [],
   pending: [],
@@ -47,7 +52,7 @@ const PARAMS: Record<BulkAction, readonly (keyof BulkInput)[]> = {
   'labels:remove': ['labelIds'],
   delete: [],
 }
-const ALL_PARAMS = ['agentId', 'until', 'priority', 'labelIds'] as const
+const ALL_PARAMS = ['agentId', 'teamId', 'until', 'priority', 'labelIds'] as const
 
 type Apply = (ctx: Ctx, id: string) => Promise<unknown>
 
@@ -69,6 +74,11 @@ async function prepare(ctx: Ctx, input: BulkInput): Promise<Apply> {
     }
     case 'unassign':
       return unassignAgent
+    case 'team': {
+      // Checked once here (400 before any row); setConversationTeam checks it again under each row's lock.
+      const teamId = input.teamId === null ? null : await teamOfWorkspace(ctx.sql, me.workspaceId, input.teamId!)
+      return (c, id) => setConversationTeam(c, id, teamId)
+    }
     case 'close':
       return closeConversation
     case 'reopen':
@@ -100,6 +110,25 @@ export async function bulkAction(ctx: Ctx, input: BulkInput): Promise<BulkResult
   const permission = PERMISSION[input.action]
   if (!can(me.role, permission)) throw missingPermission(permission)
   const apply = await prepare(ctx, input)
+  try {
+    // One transaction for the whole request (src/conversations/batch.ts): each id still through
+    // its single route's function.
+    return await inOneTransaction(ctx, input.ids, (batchCtx) => applyEach(batchCtx, input, apply, true))
+  } catch (err) {
+    // Nothing of it committed (a change that failed after it may have written, a deadlock, a lost
+    // connection): each id on its own, as separate single requests would be.
+    ctx.log.warn({ err }, 'bulk action: the one transaction failed; applying each conversation in a transaction of its own')
+    return applyEach(ctx, input, apply, false)
+  }
+}
+
+/**
+ * Each id in order, its own result row: 200 (204 for delete), or the status and code the single
+ * route would answer. An unexpected failure is a 500 row when each id runs on its own; inside the
+ * one transaction, any failure but a conversation not found (BatchAborted or worse) fails the
+ * whole, and bulkAction runs each on its own.
+ */
+async function applyEach(ctx: Ctx, input: BulkInput, apply: Apply, batched: boolean): Promise<BulkResultView> {
   const ok = input.action === 'delete' ? 204 : 200
   const results: BulkResultView['results'] = []
   for (const id of input.ids) {
@@ -108,6 +137,7 @@ export async function bulkAction(ctx: Ctx, input: BulkInput): Promise<BulkResult
       results.push({ id, statusCode: ok })
     } catch (err) {
       if (!(err instanceof AppError)) {
+        if (batched) throw err
         // What the single route would answer as a 500; the others still run, as separate calls would.
         ctx.log.error({ err, conversationId: id }, 'bulk action failed on one conversation')
         const failure = internalError('')

@@ -10,6 +10,7 @@ import { missingPermission, tooManyViews, viewNotFound } from '../errors.js'
 import { iso } from '../time.js'
 import { isUuid } from '../uuid.js'
 import { listConversations, type ListQuery, type OpenListStatus, type SortBy, type SortOrder } from '../conversations/lists.js'
+import { teamOfWorkspace } from '../teams/rules.js'
 import { checkLabels } from './labels.js'
 
 /**
@@ -41,10 +42,14 @@ export async function listViews(ctx: Ctx): Promise<{ data: ViewView[] }> {
   return { data: rows.map(toView) }
 }
 
-/** Labels named by the filters must be the workspace's when the view is written (400 INVALID_LABEL). */
+/**
+ * Labels and the team named by the filters must be the workspace's when the view is written (400
+ * INVALID_LABEL, INVALID_TEAM); ids are stored lower-case. Deleted later, they match nothing.
+ */
 async function checkFilters(sql: Sql, workspaceId: string, filters: ViewFiltersInput | undefined): Promise<ViewFiltersInput> {
-  const f = filters ?? {}
-  if (f.labelIds) return { ...f, labelIds: await checkLabels(sql, workspaceId, f.labelIds, 5) }
+  const f = { ...filters }
+  if (f.labelIds) f.labelIds = await checkLabels(sql, workspaceId, f.labelIds, 5)
+  if (f.teamId && f.teamId !== 'none') f.teamId = await teamOfWorkspace(sql, workspaceId, f.teamId)
   return f
 }
 
@@ -121,6 +126,7 @@ export async function viewConversations(ctx: Ctx, id: string, q: { limit: number
     cursor: q.cursor,
     status: (f.status ?? 'open') as OpenListStatus,
     channelId: f.channelId,
+    teamId: f.teamId,
     labelIds: f.labelIds?.join(','),
     priority: f.priority?.join(','),
     assignee: f.assignee,

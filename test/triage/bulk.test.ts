@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { listenEvents, startConversation } from '../conversations/fixtures.js'
+import { listenEvents, patch, send, startConversation, unreadCount } from '../conversations/fixtures.js'
+import { addToTeam, createTeam } from '../teams/fixtures.js'
+import { rooms } from '../../src/events.js'
 
 /** POST /conversations/bulk (API.md section 17). */
 
@@ -111,4 +113,105 @@ t.test('bulk: 403 for the whole request without the action permission; 400 befor
   ], 'a repeated id is applied twice, in order, as two single calls: the second delete is a 404')
   t.equal(await live(), 1)
   t.equal((await app.inject({ method: 'POST', url: '/conversations/bulk', headers: guest.headers, payload: { ids: [b], action: 'close' } })).statusCode, 401)
+})
+
+t.test('bulk team: as PATCH /conversations/:id/team, parameters checked once, private teams hide rows', async (t) => {
+  const { app, redisPrefix } = await build(t, { env: { ROUTING_SWEEP_MS: '0' } })
+  const events = await listenEvents(t, redisPrefix)
+  const ws = await seedWorkspace(app)
+  const other = await seedWorkspace(app, 'Other')
+  const insider = await ws.addMember('agent', 'Insider')
+  const sales = await createTeam(app, ws.owner, { name: 'Sales' })
+  const vip = await createTeam(app, ws.owner, { name: 'VIP', private: true })
+  await addToTeam(app, ws.owner, vip.id, insider.userId)
+  await addToTeam(app, ws.owner, sales.id, insider.userId)
+  const foreignTeam = await createTeam(app, other.owner, { name: 'Theirs' })
+  const guest = await seedGuest(app, ws)
+  const convs: string[] = []
+  for (let i = 0; i < 4; i++) {
+    const c = await startConversation(app, guest)
+    await send(app, guest.headers, c.id, 'hello')
+    convs.push(c.id)
+  }
+  const [a, b, c, d] = convs
+  const foreign = await startConversation(app, await seedGuest(app, other))
+  const bulk = (headers: Record<string, string>, payload: object) => app.inject({ method: 'POST', url: '/conversations/bulk', headers, payload })
+  const teamOf = async (id: string) => (await app.deps.sql<{ teamId: string | null }[]>`SELECT team_id AS "teamId" FROM conversations WHERE id = ${id}`)[0].teamId
+
+  await t.test('400 for the whole request before anything changes', async (t) => {
+    const cases: [object, string][] = [
+      [{ ids: [a, b], action: 'team', teamId: randomUUID() }, 'INVALID_TEAM'],
+      [{ ids: [a, b], action: 'team', teamId: foreignTeam.id }, 'INVALID_TEAM'],
+      [{ ids: [a, b], action: 'team', teamId: 'not-a-team' }, 'INVALID_TEAM'],
+      [{ ids: [a, b], action: 'team' }, 'VALIDATION_ERROR'],
+      [{ ids: [a, b], action: 'team', teamId: 7 }, 'VALIDATION_ERROR'],
+      [{ ids: [a, b], action: 'close', teamId: sales.id }, 'VALIDATION_ERROR'],
+      [{ ids: [a, b], action: 'team', teamId: sales.id, agentId: ws.agent.userId }, 'VALIDATION_ERROR'],
+    ]
+    for (const [payload, code] of cases) {
+      const res = await bulk(ws.agent.headers, payload)
+      t.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 90))
+      t.equal(res.json().code, code)
+    }
+    t.same([await teamOf(a), await teamOf(b)], [null, null], 'nothing changed')
+    t.equal((await app.inject({ method: 'POST', url: '/conversations/bulk', headers: guest.headers, payload: { ids: [a], action: 'team', teamId: sales.id } })).statusCode, 401)
+  })
+
+  await t.test('each row as the single route: assignee kept only inside the team, history, events, counters', async (t) => {
+    // a and c assigned to the insider (a member of Sales), b to the agent (not a member): the
+    // move keeps the insider and unassigns the agent with reason TEAM_CHANGED, as the single route.
+    await patch(app, ws.agent.headers, a, 'assign-agent', { agentId: insider.userId })
+    await patch(app, ws.agent.headers, b, 'assign-agent', { agentId: ws.agent.userId })
+    await patch(app, ws.agent.headers, c, 'assign-agent', { agentId: insider.userId })
+    const single = await patch(app, ws.agent.headers, c, 'team', { teamId: sales.id })
+    t.equal(single.statusCode, 200)
+    await events.settle()
+    events.clear()
+    const res = await bulk(ws.agent.headers, { ids: [a, foreign.id, b, c], action: 'team', teamId: sales.id.toUpperCase() })
+    t.equal(res.statusCode, 200, res.body)
+    t.same(res.json().results, [
+      { id: a, statusCode: 200 },
+      { id: foreign.id, statusCode: 404, code: 'CONVERSATION_NOT_FOUND' },
+      { id: b, statusCode: 200 },
+      { id: c, statusCode: 200 },
+    ])
+    const get = async (id: string) => (await app.inject({ method: 'GET', url: `/conversations/${id}`, headers: ws.agent.headers })).json()
+    t.match(await get(a), { teamId: sales.id, team: { id: sales.id, name: 'Sales' }, assignedAgentId: insider.userId })
+    t.match(await get(b), { teamId: sales.id, assignedAgentId: null })
+    t.match(await get(c), { teamId: sales.id, assignedAgentId: insider.userId })
+    t.equal(await teamOf(foreign.id), null, "another workspace's conversation is untouched")
+    const history = (await app.inject({ method: 'GET', url: `/conversations/${b}/assignment-history`, headers: ws.agent.headers })).json().data
+    t.match(history[0], { action: 'UNASSIGNED', previousAgentId: ws.agent.userId, byUserId: ws.agent.userId, reason: 'TEAM_CHANGED' })
+    await events.settle()
+    const updates = events.events.filter((e) => e.event === 'conversation:updated').map((e) => e.payload.conversation.id)
+    t.same(updates, [a, b], 'one conversation:updated per changed conversation, in order; none for c (already in Sales)')
+    const counts = await unreadCount(app, ws, ws.agent)
+    t.equal(counts.byTeam[sales.id], 3, 'byTeam moved as singles would')
+    t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })).json().corrected, false)
+  })
+
+  await t.test('private team: moved in as by the single route, then hidden from an outsider, not from an insider', async (t) => {
+    events.clear()
+    const res = await bulk(ws.agent.headers, { ids: [d], action: 'team', teamId: vip.id })
+    t.same(res.json().results, [{ id: d, statusCode: 200 }], 'an agent may move a conversation it sees into a private team, as the single route')
+    const update = await events.waitFor((e) => e.event === 'conversation:updated' && e.payload.conversation.id === d)
+    t.notOk(update.rooms.includes(rooms.workspace(ws.workspaceId)), 'the event reaches only who may see it')
+    t.ok(update.rooms.includes(rooms.member(ws.workspaceId, insider.userId)))
+    t.notOk(update.rooms.includes(rooms.member(ws.workspaceId, ws.agent.userId)))
+
+    // The outsider may not act on it any more: a 404 row, and the rest still applied.
+    const outsider = await bulk(ws.agent.headers, { ids: [d, a], action: 'team', teamId: null })
+    t.same(outsider.json().results, [
+      { id: d, statusCode: 404, code: 'CONVERSATION_NOT_FOUND' },
+      { id: a, statusCode: 200 },
+    ])
+    t.equal(await teamOf(d), vip.id, 'the hidden one kept its team')
+    t.equal(await teamOf(a), null, 'teamId null takes the visible one out of its team')
+    const closed = await bulk(ws.agent.headers, { ids: [d], action: 'close' })
+    t.same(closed.json().results, [{ id: d, statusCode: 404, code: 'CONVERSATION_NOT_FOUND' }], 'whatever the action')
+    const inside = await bulk(insider.headers, { ids: [d], action: 'team', teamId: sales.id })
+    t.same(inside.json().results, [{ id: d, statusCode: 200 }], 'a member of the private team sees and moves it')
+    t.equal(await teamOf(d), sales.id)
+    t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })).json().corrected, false)
+  })
 })

@@ -1,6 +1,8 @@
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { startConversation } from '../conversations/fixtures.js'
+import { randomUUID } from 'node:crypto'
+import { patch, startConversation } from '../conversations/fixtures.js'
+import { createTeam } from '../teams/fixtures.js'
 
 /** Saved views (API.md section 17): scope rules, caps, and the view's list. */
 
@@ -78,4 +80,52 @@ t.test('at most 100 personal views per member and 100 workspace views per worksp
   t.equal(two.find((r) => r.statusCode === 409)!.json().code, 'TOO_MANY_VIEWS')
   t.equal((await post(ws.admin.headers, { name: 'w', scope: 'workspace' })).statusCode, 409, 'the 101st workspace view')
   t.equal((await post(ws.admin.headers, { name: 'mine' })).statusCode, 201, "the admin's own personal views count apart")
+})
+
+t.test("views: teamId (a team or none) checked when written, applied when listed, a deleted team matches nothing", async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const other = await seedWorkspace(app, 'Other')
+  const sales = await createTeam(app, ws.owner, { name: 'Sales' })
+  const support = await createTeam(app, ws.owner, { name: 'Support' })
+  const theirs = await createTeam(app, other.owner, { name: 'Theirs' })
+  const guest = await seedGuest(app, ws)
+  const [s1, s2, p1, none] = [await startConversation(app, guest), await startConversation(app, guest), await startConversation(app, guest), await startConversation(app, guest)]
+  for (const c of [s1, s2]) await patch(app, ws.admin.headers, c.id, 'team', { teamId: sales.id })
+  await patch(app, ws.admin.headers, p1.id, 'team', { teamId: support.id })
+  await patch(app, ws.admin.headers, s2.id, 'pending')
+
+  const post = (payload: object) => app.inject({ method: 'POST', url: '/views', headers: ws.agent.headers, payload })
+  const ids = async (id: string) =>
+    (await app.inject({ method: 'GET', url: `/views/${id}/conversations`, headers: ws.agent.headers })).json().data.map((c: { id: string }) => c.id).sort()
+
+  const salesView = await post({ name: 'Sales', filters: { teamId: sales.id.toUpperCase() } })
+  t.equal(salesView.statusCode, 201, salesView.body)
+  t.same(salesView.json().filters, { teamId: sales.id }, 'stored as the team id')
+  t.same(await ids(salesView.json().id), [s1.id], "the team's OPEN conversations")
+  const salesActive = await post({ name: 'Sales, all', filters: { teamId: sales.id, status: 'active' } })
+  t.same(await ids(salesActive.json().id), [s1.id, s2.id].sort(), 'with the other filters')
+  const noTeam = await post({ name: 'No team', filters: { teamId: 'none' } })
+  t.equal(noTeam.statusCode, 201)
+  t.same(await ids(noTeam.json().id), [none.id], 'none: conversations of no team')
+
+  for (const [teamId, code] of [
+    [randomUUID(), 'INVALID_TEAM'],
+    [theirs.id, 'INVALID_TEAM'],
+    ['sales', 'VALIDATION_ERROR'],
+    [null, 'VALIDATION_ERROR'],
+  ] as const) {
+    const res = await post({ name: 'bad', filters: { teamId } })
+    t.equal(res.statusCode, 400, String(teamId))
+    t.equal(res.json().code, code)
+  }
+  const patched = await app.inject({ method: 'PATCH', url: `/views/${noTeam.json().id}`, headers: ws.agent.headers, payload: { filters: { teamId: theirs.id } } })
+  t.equal(patched.json().code, 'INVALID_TEAM', 'PATCH checks it too')
+  const moved = await app.inject({ method: 'PATCH', url: `/views/${noTeam.json().id}`, headers: ws.agent.headers, payload: { filters: { teamId: support.id } } })
+  t.equal(moved.statusCode, 200)
+  t.same(await ids(noTeam.json().id), [p1.id])
+
+  // The team goes: its conversations get no team; the view naming it matches nothing.
+  t.equal((await app.inject({ method: 'DELETE', url: `/teams/${sales.id}`, headers: ws.owner.headers })).statusCode, 204)
+  t.same(await ids(salesView.json().id), [])
 })
