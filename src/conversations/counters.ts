@@ -154,7 +154,7 @@ async function counterSums(sql: Sql, workspaceId: string): Promise<ScopeRow[]> {
 }
 
 /** Drifted conversations fixed per transaction: each holds at most this many rows. */
-const FIX_CHUNK = 100
+const FIX_CHUNK = 50
 
 /** Adds `d` into `into` (scope by scope). */
 function addInto(into: CountersDelta, d: CountersDelta): void {
@@ -198,7 +198,8 @@ const LOCKED_COLUMNS = (q: Sql) => q`id, status, deleted_at IS NOT NULL AS delet
 /**
  * Fixes the `unread_count` of conversations a lock-free read found drifted. Chunks of FIX_CHUNK
  * rows, each its own short transaction that never waits for a writer's row: `SKIP LOCKED`, and a
- * `lock_timeout` of 50 ms on the counter slot rows (a timeout rolls the chunk back). What a chunk
+ * `lock_timeout` of 20 ms on the counter slot rows (a timeout rolls the chunk back), so a writer
+ * waiting for one of its rows waits a few tens of ms at most. What a chunk
  * could not take is then fixed one conversation per transaction, waiting for its row as any
  * writer does, holding nothing else. Every recount happens under the row lock, so a read that
  * raced a writer is checked again: only a real drift is rewritten and counted.
@@ -210,7 +211,7 @@ async function fixUnreadCounts(pool: Pool, workspaceId: string, ids: string[]): 
     const chunk = ids.slice(i, i + FIX_CHUNK)
     try {
       const out = await pool.begin(async (q) => {
-        await q`SET LOCAL lock_timeout = '50ms'`
+        await q`SET LOCAL lock_timeout = '20ms'`
         await lockCountersShared(q, workspaceId)
         const rows = await q<LockedCounterRow[]>`
           SELECT ${LOCKED_COLUMNS(q)} FROM conversations
