@@ -1,93 +1,80 @@
 /**
  * Issue 31, the CSV export's memory: the API's peak RSS while it streams
- * `GET /analytics/conversations.csv` of the largest workspace's year from a database seeded by
- * `npm run bench -- --keep-db`. This process is the API (build() from test/helper.ts on that
- * database, listening on 127.0.0.1); the client reads over a real socket and keeps nothing.
+ * `GET /analytics/conversations.csv` of the largest workspace's year `times` times in a row (8 by
+ * default: a year-sized export's worth of rows on a small bench database), from a database seeded
+ * by `npm run bench -- --keep-db`. The API is the production build (`npm run build`, then
+ * `node dist/src/server.js`, as the benchmark runs it) in a child process; its RSS is sampled from
+ * /proc every 50 ms; this process is the client and keeps nothing.
  *
- *   node --import tsx bench/csv-memory.ts <database> [fast|slow]
- *
- * fast: read as fast as the bytes come. slow: read 64 KiB, then wait 20 ms (about 3 MiB/s), for
- * at most 20 s: a download slower than the database, where only backpressure bounds memory.
- * One scenario per process (freed memory is not always returned to the system).
- * Peak = VmHWM from /proc/self/status, reset (clear_refs 5) right before the request.
+ *   npm run build && node --import tsx bench/csv-memory.ts <database> [times]
  */
-import { request } from 'node:http'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import postgres from 'postgres'
-import { build, memberToken } from '../test/helper.js'
+import { memberToken, TEST_JWT_SECRET } from '../test/helper.js'
 import { databaseUrl } from '../test/setup/database.js'
+import { freePort } from './lib/server.js'
 
-const [dbName, mode = 'fast'] = process.argv.slice(2)
-if (!dbName) throw new Error('usage: bench/csv-memory.ts <database> [fast|slow]')
-const url = databaseUrl(dbName)
-
-const mib = (kb: string) => Math.round(Number(kb) / 1024)
-const field = (name: string) => mib(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))![1]!)
-
-const meta = postgres(url, { max: 1 })
+const [db, times = '8'] = process.argv.slice(2)
+if (!db) throw new Error('usage: bench/csv-memory.ts <database> [times]')
+const meta = postgres(databaseUrl(db), { max: 1 })
 const [{ data }] = await meta<{ data: { seed: { largest: { id: string; size: number; owner: { userId: string } } } } }[]>`SELECT data FROM bench_meta`
 await meta.end()
 const largest = data.seed.largest
 
-const teardowns: (() => unknown)[] = []
-const { app } = await build({ teardown: (fn) => teardowns.push(fn) }, { databaseUrl: url, env: { JOBS_WORKER: 'false', LOG_LEVEL: 'warn' } })
-const base = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
+const port = await freePort()
+const child = spawn(process.execPath, ['dist/src/server.js'], {
+  env: {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl(db),
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: `csv-memory:${process.pid}:`,
+    MIGRATE_ON_START: 'false',
+    LOG_LEVEL: 'warn',
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+    VISITOR_SESSION_SECRET: `csv-memory-${'x'.repeat(32)}`,
+    JOBS_WORKER: 'false',
+  },
+  stdio: ['ignore', 'inherit', 'inherit'],
+})
+const rss = () => Math.round(Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024)
+for (let i = 0; ; i++) {
+  await new Promise((r) => setTimeout(r, 200))
+  try {
+    if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200) break
+  } catch {}
+  if (i > 300) throw new Error('the API did not start')
+}
 const headers = { authorization: `Bearer ${await memberToken(largest.owner.userId)}`, 'x-workspace-id': largest.id }
 const DAY = 86_400_000
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 const path = `/analytics/conversations.csv?from=${day(Date.now() - 365 * DAY)}&to=${day(Date.now() + DAY)}`
 
-global.gc?.()
-const before = field('VmRSS')
-writeFileSync('/proc/self/clear_refs', '5') // VmHWM := VmRSS
+const before = rss()
 let peak = before
-const heap = { total: 0, used: 0, external: 0 }
-const sampler = setInterval(() => {
-  peak = Math.max(peak, field('VmRSS'))
-  const m = process.memoryUsage()
-  heap.total = Math.max(heap.total, m.heapTotal / 2 ** 20)
-  heap.used = Math.max(heap.used, m.heapUsed / 2 ** 20)
-  heap.external = Math.max(heap.external, (m.external + m.arrayBuffers) / 2 ** 20)
-}, 50)
+const sampler = setInterval(() => (peak = Math.max(peak, rss())), 50)
 const t0 = Date.now()
-const result = await new Promise<{ status: number; bytes: number; rows: number; cut: boolean }>((resolve, reject) => {
-  const req = request({ host: base.hostname, port: base.port, path, headers }, (res) => {
-    let bytes = 0
-    let rows = -1 // the header line
-    let cut = false
-    const count = (chunk: Buffer) => {
-      bytes += chunk.length
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows++
-    }
-    res.on('end', () => resolve({ status: res.statusCode!, bytes, rows, cut }))
-    res.on('error', reject)
-    if (mode === 'fast') {
-      res.on('data', count)
-      return
-    }
-    // slow: pull 64 KiB at a time, 20 ms apart, for at most 20 s.
-    res.pause()
-    const timer = setInterval(() => {
-      if (Date.now() - t0 > 20_000) {
-        clearInterval(timer)
-        cut = true
-        res.destroy()
-        resolve({ status: res.statusCode!, bytes, rows, cut })
-        return
-      }
-      const chunk = res.read(64 * 1024) ?? res.read()
-      if (chunk) count(chunk as Buffer)
-    }, 20)
-    res.on('end', () => clearInterval(timer))
-  })
-  req.on('error', reject)
-  req.end()
-})
+let bytes = 0
+let rows = 0
+const each: string[] = []
+for (let i = 0; i < Number(times); i++) {
+  const started = Date.now()
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers })
+  if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`)
+  for await (const chunk of res.body!) {
+    bytes += chunk.length
+    for (let j = chunk.indexOf(10); j !== -1; j = chunk.indexOf(10, j + 1)) rows++
+  }
+  rows-- // the header line
+  each.push(`${((Date.now() - started) / 1000).toFixed(1)} s/${peak} MiB`)
+}
 clearInterval(sampler)
-const seconds = (Date.now() - t0) / 1000
 console.log(
-  `${mode}: ${result.status}, ${result.rows.toLocaleString('en')} rows, ${(result.bytes / 2 ** 20).toFixed(1)} MiB in ${seconds.toFixed(1)} s` +
-    `${result.cut ? ' (cut at 20 s)' : ''}; RSS before ${before} MiB, peak ${Math.max(peak, field('VmHWM'))} MiB (V8 heap total ${heap.total.toFixed(0)} MiB, used ${heap.used.toFixed(0)} MiB, external+buffers ${heap.external.toFixed(0)} MiB)`,
+  `${times} exports, ${rows.toLocaleString('en')} rows, ${(bytes / 2 ** 20).toFixed(0)} MiB in ${((Date.now() - t0) / 1000).toFixed(1)} s; ` +
+    `API RSS ${before} -> peak ${peak} MiB; each export (time/peak so far): ${each.join(', ')}`,
 )
-for (const fn of teardowns.reverse()) await fn()
+child.kill('SIGTERM')
 process.exit(0)
