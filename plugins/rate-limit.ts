@@ -138,8 +138,8 @@ export const limits = {
     keyGenerator: guestKey,
   }),
   /**
-   * counts/reconcile holds the workspace's counter lock exclusively while it recounts, so writers
-   * of that workspace wait for it: RECONCILE_PER_MIN per workspace.
+   * counts/reconcile reads every live conversation of the workspace and its unread messages (it
+   * holds no writer, but it is the costliest read there is): RECONCILE_PER_MIN per workspace.
    */
   reconcile: (config: Config): Limit => ({
     groupId: 'reconcile',

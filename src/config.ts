@@ -119,6 +119,8 @@ export const ConfigSchema = Type.Object({
   VISITOR_CONNECTIONS_PER_ADDRESS_PER_MIN: Type.Integer({ minimum: 1, default: 120 }),
   /** GET /conversations/counts/reconcile per workspace and minute. */
   RECONCILE_PER_MIN: Type.Integer({ minimum: 1, default: 6 }),
+  /** Conversations a reconcile recounts per statement (keyset batches; docs/conversations.md). */
+  RECONCILE_BATCH: Type.Integer({ minimum: 10, maximum: 10000, default: 1000 }),
   PRESENCE_TTL_S: Type.Integer({ minimum: 2, default: 30 }),
   /** How often each API replica sweeps the teams' queues, the backstop of routing's triggers (docs/routing.md); 0: never. */
   ROUTING_SWEEP_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),

@@ -1,6 +1,6 @@
 import type { CounterSnapshotView, ReconcileResultView, UnreadCountView } from '../../schemas/conversations.js'
 import { memberOf, type Ctx } from '../context.js'
-import type { Sql } from '../db/client.js'
+import type { Pool, Sql } from '../db/client.js'
 import type { conversations } from '../db/schema.js'
 import { hiddenTeams } from './visibility.js'
 
@@ -13,9 +13,9 @@ import { hiddenTeams } from './visibility.js'
  * with unread > 0 (`conversations`) and their unread messages (`messages`).
  *
  * Every operation that changes a conversation computes `countersDelta(before, after)` from the
- * locked row and the updated row and applies it in the same transaction. Reconcile takes the
- * workspace's advisory lock exclusively; writers take it shared before locking any row, so a
- * reconcile sees no half-applied change and writers never queue behind one another.
+ * locked row and the updated row and applies it in the same transaction, so any snapshot sees a
+ * row change and its counter delta both or neither: what lets reconcile compare them online,
+ * without holding writers (reconcileCounters below).
  */
 
 /** Slot rows per scope: a writer picks one at random, a reader sums them. */
@@ -70,16 +70,15 @@ export function countersDelta(before: CounterState | null, after: CounterState |
   return delta
 }
 
-/** The advisory lock key of a workspace's counters (shared by writers, exclusive for reconcile). */
+/**
+ * The advisory lock key of a workspace's counters. Writers take it shared; since reconcile went
+ * online (issue 31) nothing takes it exclusively, so it orders nothing any more (docs/conversations.md).
+ */
 const lockName = (workspaceId: string) => `parley:unread:${workspaceId}`
 
 /** Writers: call first in the transaction, before locking any conversation row. */
 export async function lockCountersShared(sql: Sql, workspaceId: string): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${lockName(workspaceId)}, 0))`
-}
-
-async function lockCountersExclusive(sql: Sql, workspaceId: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockName(workspaceId)}, 0))`
 }
 
 /**
@@ -164,84 +163,201 @@ function snapshot(rows: ScopeRow[]): CounterSnapshotView {
   return out
 }
 
-function canonical(rows: ScopeRow[]): string {
-  return JSON.stringify(
-    rows
-      .filter((r) => r.conversations !== 0 || r.messages !== 0)
-      .map((r) => [r.scope, r.conversations, r.messages])
-      .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
-  )
+/** The workspace's counters, summed over slots per scope. */
+async function counterSums(sql: Sql, workspaceId: string): Promise<ScopeRow[]> {
+  return sql<ScopeRow[]>`
+    SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
+    FROM unread_counters WHERE workspace_id = ${workspaceId} GROUP BY scope`
 }
 
+/** Drifted conversations fixed per transaction: each holds at most this many rows. */
+const FIX_CHUNK = 50
+
+/** Adds `d` into `into` (scope by scope). */
+function addInto(into: CountersDelta, d: CountersDelta): void {
+  for (const [scope, v] of d) {
+    const x = into.get(scope) ?? { conversations: 0, messages: 0 }
+    into.set(scope, { conversations: x.conversations + v.conversations, messages: x.messages + v.messages })
+  }
+  for (const [scope, v] of into) if (v.conversations === 0 && v.messages === 0) into.delete(scope)
+}
+
+type LockedCounterRow = CounterState & { id: string }
 
 /**
- * Recomputes the workspace's unread state from the stored messages and seen marks and replaces
- * what differs. Runs under the workspace's advisory lock in exclusive mode: every writer holds it
- * shared for its whole transaction, so the recount sees no change half-applied.
+ * Sets `unread_count` of the given (locked) conversations to their recount from messages and
+ * applies the counter delta, as any writer does. The recount is a statement after the one that
+ * took the row locks, so its snapshot holds every message committed by the writers before us.
+ */
+async function recountLocked(q: Sql, workspaceId: string, rows: LockedCounterRow[]): Promise<number> {
+  if (rows.length === 0) return 0
+  const fixed = await q<{ id: string; unreadCount: number }[]>`
+    UPDATE conversations c SET unread_count = r.n
+    FROM (SELECT c2.id, (SELECT count(*)::int FROM messages m
+                          WHERE m.conversation_id = c2.id AND m.sender_type = 'GUEST'
+                            AND m.created_at > COALESCE(c2.agent_last_seen_at, '-infinity')) AS n
+          FROM conversations c2 WHERE c2.id = ANY(${rows.map((r) => r.id)}::uuid[])) r
+    WHERE c.id = r.id AND c.unread_count <> r.n
+    RETURNING c.id, c.unread_count AS "unreadCount"`
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  const delta: CountersDelta = new Map()
+  for (const f of fixed) {
+    const before = byId.get(f.id)!
+    addInto(delta, countersDelta(before, { ...before, unreadCount: f.unreadCount }))
+  }
+  await applyCountersDelta(q, workspaceId, delta)
+  return fixed.length
+}
+
+const LOCKED_COLUMNS = (q: Sql) => q`id, status, deleted_at IS NOT NULL AS deleted, assigned_agent_id AS "assignedAgentId",
+  channel_id AS "channelId", unread_count AS "unreadCount", team_id AS "teamId"`
+
+/**
+ * Fixes the `unread_count` of conversations a lock-free read found drifted. Chunks of FIX_CHUNK
+ * rows, each its own short transaction that never waits for a writer's row: `SKIP LOCKED`, and a
+ * `lock_timeout` of 20 ms on the counter slot rows (a timeout rolls the chunk back), so a writer
+ * waiting for one of its rows waits a few tens of ms at most. What a chunk
+ * could not take is then fixed one conversation per transaction, waiting for its row as any
+ * writer does, holding nothing else. Every recount happens under the row lock, so a read that
+ * raced a writer is checked again: only a real drift is rewritten and counted.
+ */
+async function fixUnreadCounts(pool: Pool, workspaceId: string, ids: string[]): Promise<number> {
+  let fixed = 0
+  const waitFor: string[] = []
+  for (let i = 0; i < ids.length; i += FIX_CHUNK) {
+    const chunk = ids.slice(i, i + FIX_CHUNK)
+    try {
+      const out = await pool.begin(async (q) => {
+        await q`SET LOCAL lock_timeout = '20ms'`
+        await lockCountersShared(q, workspaceId)
+        const rows = await q<LockedCounterRow[]>`
+          SELECT ${LOCKED_COLUMNS(q)} FROM conversations
+          WHERE id = ANY(${chunk}::uuid[]) AND workspace_id = ${workspaceId} AND deleted_at IS NULL
+          ORDER BY id FOR UPDATE SKIP LOCKED`
+        const taken = new Set(rows.map((r) => r.id))
+        return { n: await recountLocked(q, workspaceId, rows), skipped: chunk.filter((id) => !taken.has(id)) }
+      })
+      fixed += out.n
+      waitFor.push(...out.skipped)
+    } catch (err) {
+      if ((err as { code?: string }).code !== '55P03') throw err // lock_not_available
+      waitFor.push(...chunk)
+    }
+  }
+  for (const id of waitFor) {
+    fixed += await pool.begin(async (q) => {
+      await lockCountersShared(q, workspaceId)
+      // Skipped because deleted (or gone) rather than locked: nothing to fix.
+      const rows = await q<LockedCounterRow[]>`
+        SELECT ${LOCKED_COLUMNS(q)} FROM conversations
+        WHERE id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL FOR UPDATE`
+      return recountLocked(q, workspaceId, rows)
+    })
+  }
+  return fixed
+}
+
+/**
+ * Counters minus the scope sums of the conversation rows as stored, scope by scope (only those
+ * that differ): one statement, so one snapshot of both tables. Every writer changes a row and
+ * applies its delta in one transaction, so a snapshot sees both or neither: this difference is
+ * the drift, and a correct writer committing later leaves it unchanged (it moves both sides).
+ */
+async function counterDrift(sql: Sql, workspaceId: string): Promise<ScopeRow[]> {
+  // conv_open_unread_idx: only the OPEN conversations are read.
+  return sql<ScopeRow[]>`
+    WITH counted AS (
+      SELECT channel_id, assigned_agent_id, team_id, unread_count AS n FROM conversations
+      WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND status = 'OPEN' AND unread_count > 0
+    ),
+    truth AS (
+      SELECT 'all' AS scope, count(*)::int AS conversations, COALESCE(sum(n), 0)::int AS messages FROM counted
+      UNION ALL
+      SELECT CASE WHEN assigned_agent_id IS NULL THEN 'unassigned' ELSE 'agent:' || assigned_agent_id END,
+             count(*)::int, sum(n)::int
+      FROM counted GROUP BY 1
+      UNION ALL
+      SELECT 'channel:' || channel_id, count(*)::int, sum(n)::int FROM counted GROUP BY channel_id
+      UNION ALL
+      SELECT 'team:' || team_id, count(*)::int, sum(n)::int FROM counted WHERE team_id IS NOT NULL GROUP BY team_id
+      UNION ALL
+      SELECT 'team-unassigned:' || team_id, count(*)::int, sum(n)::int FROM counted
+      WHERE team_id IS NOT NULL AND assigned_agent_id IS NULL GROUP BY team_id
+      UNION ALL
+      SELECT 'team-channel:' || team_id || ':' || channel_id, count(*)::int, sum(n)::int FROM counted
+      WHERE team_id IS NOT NULL GROUP BY team_id, channel_id
+    ),
+    stored AS (
+      SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
+      FROM unread_counters WHERE workspace_id = ${workspaceId} GROUP BY scope
+    )
+    SELECT scope, (COALESCE(s.conversations, 0) - COALESCE(t.conversations, 0))::int AS conversations,
+           (COALESCE(s.messages, 0) - COALESCE(t.messages, 0))::int AS messages
+    FROM stored s FULL JOIN truth t USING (scope)
+    WHERE COALESCE(s.conversations, 0) <> COALESCE(t.conversations, 0) OR COALESCE(s.messages, 0) <> COALESCE(t.messages, 0)`
+}
+
+/** One reconcile batch: how many rows it read, its last key, and the ids whose unread_count differs. */
+type BatchRecount = { rows: number; lastAt: string | null; lastId: string | null; drifted: string[] }
+
+/**
+ * GET /conversations/counts/reconcile, online: it takes no workspace-wide lock, and no writer
+ * waits for it longer than one short transaction on a few of its rows (docs/conversations.md).
+ *
+ * 1. Every live conversation's `unread_count` is recounted from messages and the seen mark, in
+ *    keyset batches of RECONCILE_BATCH over conv_created_idx (plain reads, no locks). Those that
+ *    differ are fixed under their row lock as a writer would (fixUnreadCounts).
+ * 2. The counters are compared with the rows in one snapshot (counterDrift) and the difference is
+ *    subtracted as one more delta (a random slot per scope, as writers add theirs).
+ * `before` and `after` are the counters read before step 1 and after step 2.
  */
 export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResultView> {
   const { workspaceId } = memberOf(ctx)
-  return ctx.sql.begin(async (q) => {
-    await lockCountersExclusive(q, workspaceId)
-    const beforeRows = await q<ScopeRow[]>`
-      SELECT scope, sum(conversations)::int AS conversations, sum(messages)::int AS messages
-      FROM unread_counters WHERE workspace_id = ${workspaceId} GROUP BY scope`
-    // One statement: the recount of every live conversation from its messages, the fix of the
-    // rows that disagree, and the scope totals of the recount.
-    const [res] = await q<{ fixed: number; scopes: ScopeRow[] }[]>`
-      WITH recount AS (
-        SELECT c.id, c.status, c.channel_id, c.assigned_agent_id, c.unread_count, c.team_id,
+  const batch = ctx.config.RECONCILE_BATCH
+  const sql = ctx.sql
+  const beforeRows = await counterSums(sql, workspaceId)
+
+  let fixed = 0
+  let after: { at: string; id: string } | null = null
+  for (;;) {
+    const [b]: BatchRecount[] = await sql<BatchRecount[]>`
+      WITH b AS (
+        SELECT id, created_at, unread_count, agent_last_seen_at FROM conversations
+        WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
+          ${after ? sql`AND (created_at, id) > (${after.at}::timestamptz, ${after.id}::uuid)` : sql``}
+        ORDER BY created_at, id
+        LIMIT ${batch}
+      ),
+      r AS (
+        SELECT b.id, b.created_at, b.unread_count,
                (SELECT count(*)::int FROM messages m
-                 WHERE m.conversation_id = c.id AND m.sender_type = 'GUEST'
-                   AND m.created_at > COALESCE(c.agent_last_seen_at, '-infinity')) AS n
-        FROM conversations c
-        WHERE c.workspace_id = ${workspaceId} AND c.deleted_at IS NULL
-      ),
-      fixed AS (
-        UPDATE conversations c SET unread_count = r.n
-        FROM recount r WHERE c.id = r.id AND c.unread_count <> r.n
-        RETURNING c.id
-      ),
-      counted AS (
-        SELECT * FROM recount WHERE status = 'OPEN' AND n > 0
-      ),
-      scopes AS (
-        SELECT 'all' AS scope, count(*)::int AS conversations, COALESCE(sum(n), 0)::int AS messages FROM counted
-        UNION ALL
-        SELECT CASE WHEN assigned_agent_id IS NULL THEN 'unassigned' ELSE 'agent:' || assigned_agent_id END,
-               count(*)::int, sum(n)::int
-        FROM counted GROUP BY 1
-        UNION ALL
-        SELECT 'channel:' || channel_id, count(*)::int, sum(n)::int FROM counted GROUP BY channel_id
-        UNION ALL
-        SELECT 'team:' || team_id, count(*)::int, sum(n)::int FROM counted WHERE team_id IS NOT NULL GROUP BY team_id
-        UNION ALL
-        SELECT 'team-unassigned:' || team_id, count(*)::int, sum(n)::int FROM counted
-        WHERE team_id IS NOT NULL AND assigned_agent_id IS NULL GROUP BY team_id
-        UNION ALL
-        SELECT 'team-channel:' || team_id || ':' || channel_id, count(*)::int, sum(n)::int FROM counted
-        WHERE team_id IS NOT NULL GROUP BY team_id, channel_id
+                 WHERE m.conversation_id = b.id AND m.sender_type = 'GUEST'
+                   AND m.created_at > COALESCE(b.agent_last_seen_at, '-infinity')) AS n
+        FROM b
       )
-      SELECT (SELECT count(*)::int FROM fixed) AS fixed,
-             COALESCE((SELECT json_agg(s) FROM scopes s), '[]'::json) AS scopes`
-    const afterRows = res.scopes
-    const countersDiffer = canonical(beforeRows) !== canonical(afterRows)
-    if (countersDiffer) {
-      await q`DELETE FROM unread_counters WHERE workspace_id = ${workspaceId}`
-      const live = afterRows.filter((r) => r.conversations !== 0 || r.messages !== 0)
-      if (live.length > 0) {
-        await q`
-          INSERT INTO unread_counters (workspace_id, scope, slot, conversations, messages)
-          SELECT ${workspaceId}::uuid, s.scope, 0, s.conversations, s.messages
-          FROM unnest(${live.map((r) => r.scope)}::text[], ${live.map((r) => r.conversations)}::int[],
-                      ${live.map((r) => r.messages)}::int[]) AS s(scope, conversations, messages)`
-      }
-    }
-    return {
-      before: snapshot(beforeRows),
-      after: snapshot(afterRows),
-      conversationsFixed: res.fixed,
-      corrected: countersDiffer || res.fixed > 0,
-    }
-  })
+      SELECT count(*)::int AS rows, max(created_at) AS "lastAt",
+             (array_agg(id::text ORDER BY created_at DESC, id DESC))[1] AS "lastId",
+             COALESCE(array_agg(id::text) FILTER (WHERE n <> unread_count), '{}') AS drifted
+      FROM r`
+    if (!b) break
+    if (b.drifted.length > 0) fixed += await fixUnreadCounts(sql, workspaceId, b.drifted)
+    if (b.rows < batch) break
+    after = { at: b.lastAt!, id: b.lastId! }
+  }
+
+  const drift = await counterDrift(sql, workspaceId)
+  if (drift.length > 0) {
+    const correction: CountersDelta = new Map(drift.map((d) => [d.scope, { conversations: -d.conversations, messages: -d.messages }]))
+    await sql.begin(async (q) => {
+      await lockCountersShared(q, workspaceId)
+      await applyCountersDelta(q, workspaceId, correction)
+    })
+  }
+  const afterRows = await counterSums(sql, workspaceId)
+  return {
+    before: snapshot(beforeRows),
+    after: snapshot(afterRows),
+    conversationsFixed: fixed,
+    corrected: fixed > 0 || drift.length > 0,
+  }
 }

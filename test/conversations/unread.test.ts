@@ -188,56 +188,60 @@ t.test('reconcile repairs drifted counters and unread counts', async (t) => {
   t.match(JSON.stringify(plan), /unread_counters_workspace_id_scope_slot_pk/)
 })
 
-t.test('reconcile waits for writers in flight, and writers wait for a reconcile', async (t) => {
+t.test('reconcile takes no workspace lock: it waits only for the row it must fix, and holds no writer', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const guest = await seedGuest(app, ws)
   const c = await startConversation(app, guest)
+  const d = await startConversation(app, guest)
+  await send(app, guest.headers, c.id, 'one')
   const { lockCountersShared } = await import('../../src/conversations/counters.js')
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+  const reconcile = () => app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })
 
-  // A writer transaction in flight (holding the workspace lock shared, as every writer does).
-  let release!: () => void
-  const held = new Promise<void>((r) => (release = r))
-  let locked!: () => void
-  const isLocked = new Promise<void>((r) => (locked = r))
-  const writer = app.deps.sql.begin(async (sql) => {
-    await lockCountersShared(sql as never, ws.workspaceId)
-    locked()
-    await held
-  })
-  await isLocked
-  // Other writers are not blocked by a writer in flight (shared mode)...
-  const msg = await app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload: { body: 'hi' } })
-  t.equal(msg.statusCode, 201, 'writers do not wait for one another')
-  // ...but a reconcile waits for it. (While a reconcile waits, Postgres queues new shared
-  // requests behind it, so reconcile cannot be starved by a stream of writers.)
+  // A writer in flight on c, as every writer holds it: the workspace lock shared, c's row locked.
+  const holdRow = async (id: string) => {
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    let locked!: () => void
+    const isLocked = new Promise<void>((r) => (locked = r))
+    const tx = app.deps.sql.begin(async (sql) => {
+      await lockCountersShared(sql as never, ws.workspaceId)
+      await sql`SELECT 1 FROM conversations WHERE id = ${id} FOR UPDATE`
+      locked()
+      await held
+    })
+    await isLocked
+    return async () => {
+      release()
+      await tx
+    }
+  }
+
+  // Nothing to fix: a reconcile does not wait for the writer in flight.
+  let release = await holdRow(c.id)
+  const quiet = await reconcile()
+  t.equal(quiet.json().corrected, false, 'done while a writer holds the workspace lock and a row')
+  await release()
+
+  // c drifted and held by a writer: the reconcile waits for that row alone (to recount it under
+  // the lock); writers of other conversations go on meanwhile.
+  await app.deps.sql`UPDATE conversations SET unread_count = 4 WHERE id = ${c.id}`
+  release = await holdRow(c.id)
   let reconciled = false
-  const rec = app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers }).then((r) => ((reconciled = true), r))
+  const rec = reconcile().then((r) => ((reconciled = true), r))
   await sleep(200)
-  t.equal(reconciled, false, 'reconcile waits for the writer in flight')
-  release()
-  await writer
-  t.equal((await rec).json().corrected, false)
-
-  // ...and while a reconcile holds the lock exclusively, a writer waits for it.
-  let releaseR!: () => void
-  const heldR = new Promise<void>((r) => (releaseR = r))
-  let lockedR!: () => void
-  const isLockedR = new Promise<void>((r) => (lockedR = r))
-  const reconciler = app.deps.sql.begin(async (sql) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley:unread:${ws.workspaceId}`}, 0))`
-    lockedR()
-    await heldR
-  })
-  await isLockedR
-  let sent = false
-  const pending = app.inject({ method: 'POST', url: `/conversations/${c.id}/messages`, headers: guest.headers, payload: { body: 'again' } }).then((r) => ((sent = true), r))
-  await sleep(200)
-  t.equal(sent, false, 'a writer waits for a reconcile')
-  releaseR()
-  await reconciler
-  t.equal((await pending).statusCode, 201)
+  t.equal(reconciled, false, 'reconcile waits for the row it must fix')
+  const msg = await send(app, guest.headers, d.id, 'meanwhile')
+  t.equal(msg.statusCode, 201, 'a writer of another conversation is not held')
+  t.equal(reconciled, false)
+  await release()
+  const r = (await rec).json()
+  t.equal(r.corrected, true)
+  t.equal(r.conversationsFixed, 1)
+  t.equal((await app.inject({ method: 'GET', url: `/conversations/${c.id}`, headers: ws.agent.headers })).json().unreadCount, 1)
+  t.same(await unreadCount(app, ws), { total: 2, mine: 0, unassigned: 2, messages: 2, byChannel: { [ws.channelId]: 2 }, byTeam: {} })
+  t.equal((await reconcile()).json().corrected, false)
 })
 
 t.test('reconcile is rate limited per workspace (RECONCILE_PER_MIN) and needs conversations:reconcile', async (t) => {

@@ -123,3 +123,33 @@ t.test('the newcomer flow, a durable job and exactly-once webhooks through PgBou
   t.same(await app.deps.sql`SELECT count(*)::int AS n FROM webhook_events WHERE event_id = ${id}`, [{ n: 1 }])
   t.same(await app.deps.sql`SELECT amount::int AS amount FROM payments WHERE workspace_id = ${ws.json().id}`, [{ amount: 4200 }], 'one ledger row')
 })
+
+t.test('reconcile (batches, row locks, lock_timeout) and the CSV export (keyset batches) through PgBouncer', { skip }, async (t) => {
+  // Issue 31: neither holds session state: every step is one statement or one short transaction
+  // (SET LOCAL only), so each may land on any server connection of a pool of 2.
+  const db = await createTestDatabase()
+  t.teardown(db.drop)
+  const bouncer = await startPgBouncer(t, db.url, { poolSize: 2 })
+  const { app } = await build(t, { databaseUrl: bouncer.url, env: { DATABASE_POOLER: 'transaction', RECONCILE_BATCH: '10', JOBS_WORKER: 'false' } })
+  const { seedWorkspace, seedGuest } = await import('../helper.js')
+  const ws = await seedWorkspace(app)
+  const guest = await seedGuest(app, ws)
+  const ids: string[] = []
+  for (let i = 0; i < 35; i++) {
+    const c = await app.inject({ method: 'POST', url: '/conversations', headers: guest.headers, payload: { channelId: guest.channelId, guestId: guest.guestId } })
+    ids.push(c.json().id)
+    if (i % 2) await app.inject({ method: 'POST', url: `/conversations/${c.json().id}/messages`, headers: guest.headers, payload: { body: `hello ${i}` } })
+  }
+  await app.deps.sql`UPDATE conversations SET unread_count = unread_count + 3 WHERE id = ANY(${ids.filter((_, i) => i % 7 === 0)}::uuid[])`
+  await app.deps.sql`UPDATE unread_counters SET conversations = conversations + 2 WHERE workspace_id = ${ws.workspaceId} AND scope = 'all'`
+  const rec = await Promise.all([0, 1].map(() => app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })))
+  t.same(rec.map((r) => r.statusCode), [200, 200], 'two reconciles at once through a pool of 2')
+  t.ok(rec.some((r) => r.json().corrected), 'the drift was repaired')
+  const again = await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })
+  t.equal(again.json().corrected, false)
+  t.equal(again.json().after.total, 17, '17 conversations with an unread message')
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+  const csv = await app.inject({ url: `/analytics/conversations.csv?from=${day(Date.now() - 86_400_000)}&to=${day(Date.now() + 86_400_000)}`, headers: ws.owner.headers })
+  t.equal(csv.statusCode, 200)
+  t.equal(csv.body.split('\r\n').filter(Boolean).length, 36, 'header and 35 rows')
+})
