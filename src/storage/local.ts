@@ -10,6 +10,12 @@ import type { ByteRange, ObjectStorage } from './storage.js'
 /** Stored files and their directories are Parley's user's only (API.md section 10). */
 const DIR_MODE = 0o700
 const FILE_MODE = 0o600
+/**
+ * The largest read of a file being served (fs.createReadStream's default is 64 KiB): a 200 KB
+ * image is one read instead of four plus the one that finds the end, each a trip through libuv's
+ * four-thread pool that every concurrent request queues for (issue 31: GET /media/:id's tail).
+ */
+const READ_MAX = 256 * 1024
 
 /**
  * `dir` and any missing parent under `root` (the root itself included), each 0700 whatever the
@@ -62,9 +68,13 @@ export function createLocalStorage(dir: string): ObjectStorage {
         throw err
       }
     },
-    async get(key, range?: ByteRange) {
+    async get(key, range?: ByteRange, size?: number) {
+      // A known end (the range's, or the size's) sizes the reads to it and spares the read at EOF.
+      // (No position without one: a position makes every read a pread, which a pipe refuses.)
+      const bounds = range ?? (size !== undefined && size > 0 ? { start: 0, end: size - 1 } : null)
+      const highWaterMark = bounds ? Math.min(READ_MAX, Math.max(16 * 1024, bounds.end - bounds.start + 1)) : READ_MAX
       // Opened before it is returned: a missing file is null, not a stream that fails later.
-      const stream = createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {})
+      const stream = createReadStream(pathOf(key), bounds ? { ...bounds, highWaterMark } : { highWaterMark })
       try {
         await once(stream, 'open')
       } catch (err) {
