@@ -34,7 +34,7 @@ export const SAMPLE_BYTES = 4100
 /** Bytes kept of an image's head, for its dimensions (headers sit within the first few KiB). */
 export const HEAD_BYTES = 64 * 1024
 /** The inspector's buffer on each side (bytes waiting to be inspected, and inspected bytes waiting for the store). */
-const INSPECTOR_HWM = 256 * 1024
+const INSPECTOR_HWM = 64 * 1024
 
 /**
  * Text has no magic number: a sample that is valid UTF-8 without control characters (tabs and
