@@ -9,7 +9,9 @@
  *   node --import tsx bench/upload-profile.ts layer:discard|multipart|write|hash-write                 the same client against bare servers: what each layer under the route costs
  *   node --import tsx bench/upload-profile.ts media [--seconds 10] [--connections 50] GET /media/:id of a 200 KB PNG, then the bare createReadStream ceiling (bench/ceiling-server.ts file), alternately
  *
+ * --no-prof: no profile; --heap-prof: a sampling heap profile (what allocates) instead of the CPU one.
  * Then: node --import tsx bench/profile-summary.ts <out>/<mode>-<stamp>.cpuprofile
+ * (docs/attachments.md, "Performance": the findings of issue 31 with this tool.)
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -36,6 +38,8 @@ const { positionals, values } = parseArgs({
     connections: { type: 'string', default: '50' },
     out: { type: 'string', default: join(tmpdir(), 'parley-upload-profile') },
     'no-prof': { type: 'boolean', default: false },
+    // A sampling heap profile (what allocates) instead of the CPU profile.
+    'heap-prof': { type: 'boolean', default: false },
     // Client side (the child): where to send what.
     url: { type: 'string' },
     conv: { type: 'string' },
@@ -197,12 +201,24 @@ async function server() {
   session.connect()
   const startProfile = async () => {
     if (values['no-prof']) return
+    if (values['heap-prof']) {
+      await session.post('HeapProfiler.enable')
+      await session.post('HeapProfiler.startSampling', { samplingInterval: 16 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+      return
+    }
     await session.post('Profiler.enable')
     await session.post('Profiler.setSamplingInterval', { interval: 200 })
     await session.post('Profiler.start')
   }
   const stopProfile = async (name: string) => {
     if (values['no-prof']) return
+    if (values['heap-prof']) {
+      const { profile } = await session.post('HeapProfiler.stopSampling')
+      const file = join(values.out!, `${name}-${stamp}.heapprofile`)
+      writeFileSync(file, JSON.stringify(profile))
+      console.log(`heap profile: ${file}`)
+      return
+    }
     const { profile } = await session.post('Profiler.stop')
     const file = join(values.out!, `${name}-${stamp}.cpuprofile`)
     writeFileSync(file, JSON.stringify(profile))
