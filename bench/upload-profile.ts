@@ -25,6 +25,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
+import { Worker } from 'node:worker_threads'
 import type { Result as LoadResult } from 'autocannon'
 import sharp from 'sharp'
 
@@ -131,6 +132,18 @@ function child(args: string[]) {
  * fs.createWriteStream), `hash-write` (and a sha256 on the way). What each layer costs is the
  * difference between two.
  */
+/** One worker for the process (uploads one after another here): a digest per 'end', then a new hash. */
+let sharedWorker: Worker | null = null
+function hashWorker() {
+  sharedWorker ??= new Worker(
+    `const { parentPort } = require('node:worker_threads'); const { createHash } = require('node:crypto'); let h = createHash('sha256');
+     parentPort.on('message', (m) => { if (m === 'end') { parentPort.postMessage(h.digest('hex')); h = createHash('sha256') } else h.update(m) })`,
+    { eval: true },
+  )
+  sharedWorker.unref()
+  return sharedWorker
+}
+
 async function bareServer(layer: string) {
   const { createHash } = await import('node:crypto')
   const { Transform, Writable } = await import('node:stream')
@@ -159,8 +172,28 @@ async function bareServer(layer: string) {
         } else {
           const hash = createHash('sha256')
           const through = layer === 'hash-write' ? [new Transform({ highWaterMark: 256 * 1024, transform(c, _e, cb) { hash.update(c); cb(null, c) } })] : []
+          // hash-worker-write: the sha256 on a worker thread, fed 1 MiB copies (transferred, not cloned).
+          let digest: Promise<string> | null = null
+          if (layer === 'hash-worker-write') {
+            const worker = hashWorker()
+            let batch: Buffer[] = []
+            let bytes = 0
+            const flush = () => {
+              if (!bytes) return
+              const copy = Buffer.concat(batch, bytes)
+              worker.postMessage(copy, [copy.buffer as ArrayBuffer])
+              batch = []
+              bytes = 0
+            }
+            through.push(new Transform({
+              highWaterMark: 256 * 1024,
+              transform(c: Buffer, _e, cb) { batch.push(c); bytes += c.length; if (bytes >= 1024 * 1024) flush(); cb(null, c) },
+              flush(cb) { flush(); digest = new Promise((r) => worker.once('message', (d: string) => { r(d) })); worker.postMessage('end'); cb() },
+            }))
+          }
           const path = join(dir, `f-${n++}`)
           await pipeline(part.file, ...(through as []), createWriteStream(path, { highWaterMark: 256 * 1024 }))
+          if (digest) await digest
           await rm(path)
         }
       }
