@@ -14,8 +14,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(multipart, {
     // Our own counter refuses a file past the caller's limit with 413; this is a backstop.
     throwFileSizeLimit: false,
-    // Larger buffers between the socket, the parser and the file: fewer pauses per MiB.
-    fileHwm: 256 * 1024,
+    // The file part's buffer: one socket read (64 KiB). 256 KiB here and in the inspector held
+    // more per upload (20 concurrent uploads: +34 MiB RSS against +22 MiB) for no measurable speed
+    // (issue 31, docs/attachments.md "Performance").
+    fileHwm: 64 * 1024,
     limits: {
       fileSize: Math.max(app.config.UPLOAD_MAX_BYTES, app.config.UPLOAD_MAX_BYTES_VISITOR) + 1,
       files: 1,

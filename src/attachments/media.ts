@@ -110,7 +110,7 @@ export async function openMedia(ctx: Ctx, id: string, req: MediaRequest): Promis
 
   const size = thumb ? null : Number(row.size)
   const range = size !== null && (!req.ifRange || req.ifRange.trim() === etag) ? parseRange(req.range, size) : null
-  const stream = await guard(() => ctx.storage.get(key, range ?? undefined))
+  const stream = await guard(() => ctx.storage.get(key, range ?? undefined, size ?? undefined))
   if (!stream) {
     ctx.log.error({ attachmentId: row.id, key }, 'attachment bytes missing from storage')
     throw attachmentNotFound()

@@ -1,15 +1,37 @@
 import { randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
-import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
+import { chmod, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { once } from 'node:events'
 import { dirname, join, resolve } from 'node:path'
 import type { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import type { ByteRange, ObjectStorage } from './storage.js'
 
 /** Stored files and their directories are Parley's user's only (API.md section 10). */
 const DIR_MODE = 0o700
 const FILE_MODE = 0o600
+/**
+ * The largest read of a file being served (fs.createReadStream's default is 64 KiB): a 200 KB
+ * image is one read instead of four plus the one that finds the end, each a trip through libuv's
+ * four-thread pool that every concurrent request queues for (issue 31: GET /media/:id's tail).
+ */
+const READ_MAX = 256 * 1024
+/**
+ * Bytes gathered before one write (a writev of the chunks as they came, no copy). Each write is a
+ * trip through libuv's thread pool and back, two thread wake-ups: fs.createWriteStream wrote each
+ * 64 KiB socket read on its own whenever no write was in flight (~77 writes per 10 MiB upload).
+ * Memory: this much per upload being written.
+ */
+const WRITE_BATCH = 512 * 1024
+
+/** Writes every byte of `chunks` at the file's position (writev may write less than asked). */
+async function writeAll(file: FileHandle, chunks: Buffer[]) {
+  let rest = chunks
+  while (rest.length) {
+    let { bytesWritten } = await file.writev(rest)
+    while (rest.length && bytesWritten >= rest[0]!.length) bytesWritten -= rest.shift()!.length
+    if (bytesWritten > 0) rest[0] = rest[0]!.subarray(bytesWritten)
+  }
+}
 
 /**
  * `dir` and any missing parent under `root` (the root itself included), each 0700 whatever the
@@ -53,18 +75,38 @@ export function createLocalStorage(dir: string): ObjectStorage {
       await privateDir(dirname(target), root)
       const part = `${target}.part-${randomBytes(6).toString('hex')}`
       try {
-        await pipeline(body, createWriteStream(part, { flags: 'wx', mode: FILE_MODE, highWaterMark: 256 * 1024 }))
-        // The umask can only take bits away from 0600; set it exactly all the same.
-        await chmod(part, FILE_MODE)
+        const file = await open(part, 'wx', FILE_MODE)
+        try {
+          let batch: Buffer[] = []
+          let bytes = 0
+          // A failing body (client gone, limit crossed) throws here and is destroyed.
+          for await (const chunk of body as AsyncIterable<Buffer>) {
+            batch.push(chunk)
+            bytes += chunk.length
+            if (bytes < WRITE_BATCH) continue
+            await writeAll(file, batch)
+            batch = []
+            bytes = 0
+          }
+          if (bytes > 0) await writeAll(file, batch)
+          // The umask can only take bits away from 0600; set it exactly all the same.
+          await file.chmod(FILE_MODE)
+        } finally {
+          await file.close()
+        }
         await rename(part, target)
       } catch (err) {
         await rm(part, { force: true }).catch(() => {})
         throw err
       }
     },
-    async get(key, range?: ByteRange) {
+    async get(key, range?: ByteRange, size?: number) {
+      // A known end (the range's, or the size's) sizes the reads to it and spares the read at EOF.
+      // (No position without one: a position makes every read a pread, which a pipe refuses.)
+      const bounds = range ?? (size !== undefined && size > 0 ? { start: 0, end: size - 1 } : null)
+      const highWaterMark = bounds ? Math.min(READ_MAX, Math.max(16 * 1024, bounds.end - bounds.start + 1)) : READ_MAX
       // Opened before it is returned: a missing file is null, not a stream that fails later.
-      const stream = createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {})
+      const stream = createReadStream(pathOf(key), bounds ? { ...bounds, highWaterMark } : { highWaterMark })
       try {
         await once(stream, 'open')
       } catch (err) {

@@ -74,6 +74,7 @@ export function createS3Storage(opts: S3Options): ObjectStorage {
         throw err
       }
     },
+    // `size` changes nothing here: the store answers in its own pieces.
     async get(key, range) {
       try {
         const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }))

@@ -24,8 +24,12 @@ export interface ObjectStorage {
    * body errors (client gone, limit crossed) leaves no object, partial or whole.
    */
   put(key: string, body: Readable, contentType: string): Promise<void>
-  /** The object's bytes (or a range of them) as a stream; null when there is no such object. */
-  get(key: string, range?: ByteRange): Promise<Readable | null>
+  /**
+   * The object's bytes (or a range of them) as a stream; null when there is no such object.
+   * `size`: the object's size when the caller knows it (the attachment's row): the local driver
+   * then reads a small file in one read, and never reads again to find its end.
+   */
+  get(key: string, range?: ByteRange, size?: number): Promise<Readable | null>
   /** Removes the object; removing a missing one is not an error (cleanup is idempotent). */
   delete(key: string): Promise<void>
   exists(key: string): Promise<boolean>

@@ -54,6 +54,8 @@ for (const driver of DRIVERS) {
       await storage.put(key, Readable.from([data]), 'application/octet-stream')
       t.equal(await storage.exists(key), true)
       t.same(createHash('sha256').update((await bytesOf(await storage.get(key)))!).digest('hex'), createHash('sha256').update(data).digest('hex'))
+      t.ok((await bytesOf(await storage.get(key, undefined, data.length)))!.equals(data), 'read with its size known: the same bytes')
+      t.equal((await bytesOf(await storage.get(key, { start: 1000, end: 1999 }, data.length)))!.length, 1000, 'a range wins over the size')
       await storage.delete(key)
       t.equal(await storage.exists(key), false)
       t.equal(await storage.get(key), null, 'a missing object is null')
