@@ -17,7 +17,8 @@ import { SEARCH_SESSION } from './search/search.js'
 import { createStorage } from './storage/storage.js'
 import { createMailReaders } from './email/reader.js'
 import { createRouter } from './teams/scheduler.js'
-import { startSnoozeSweeper, type Sweeper } from './triage/wake.js'
+import { startSnoozeSweeper } from './triage/wake.js'
+import type { Sweeper } from './sweeper.js'
 import { startBreachSweeper } from './sla/breaches.js'
 
 export interface Runtime {

@@ -3,6 +3,7 @@ import type { SlaTarget } from '../db/schema.js'
 import { iso } from '../time.js'
 import { conversationRooms } from '../conversations/visibility.js'
 import { recordBreach, type SlaBreach } from './sync.js'
+import { startSweeper, type Sweeper } from '../sweeper.js'
 
 /**
  * Breaches (API.md section 18, docs/sla.md "Breaches"). A running target's due time is its own
@@ -75,30 +76,7 @@ async function breachConversation(deps: Deps, id: string): Promise<SlaBreach[]> 
   })
 }
 
-export interface Sweeper {
-  stop(): Promise<void>
-}
-
-/** Starts the periodic sweep in this process; `stop` lets a running sweep finish. */
+/** Starts the periodic sweep in this process (src/sweeper.ts). */
 export function startBreachSweeper(deps: Deps, intervalMs: number): Sweeper {
-  let running: Promise<unknown> | null = null
-  let stopped = false
-  const tick = () => {
-    if (running || stopped) return
-    running = sweepBreaches(deps)
-      .catch((err) => deps.log.error({ err }, 'sla breach sweep failed'))
-      .finally(() => {
-        running = null
-      })
-  }
-  const timer = setInterval(tick, intervalMs)
-  timer.unref()
-  tick()
-  return {
-    async stop() {
-      stopped = true
-      clearInterval(timer)
-      await running
-    },
-  }
+  return startSweeper(deps.log, 'sla breach sweep', intervalMs, () => sweepBreaches(deps))
 }

@@ -1,5 +1,6 @@
 import { contextFor, type Deps } from '../context.js'
 import { wakeSnoozed } from './status.js'
+import { startSweeper, type Sweeper } from '../sweeper.js'
 
 /**
  * Timed snooze wake-ups (API.md section 17, docs/triage.md "Wake-ups"). The due time is the
@@ -19,10 +20,12 @@ export async function sweepSnoozed(deps: Deps): Promise<number> {
   const ctx = contextFor(deps, { kind: 'system' })
   let woken = 0
   for (;;) {
-    // Candidates only (no lock): wakeSnoozed locks and re-checks each one.
+    // Candidates only (no lock): wakeSnoozed locks and re-checks each one. now() (this statement's
+    // start), not clock_timestamp(): a stable bound the index range can use (an idle sweep reads
+    // only the due rows, not every future snooze).
     const due = await deps.sql<{ id: string; workspaceId: string }[]>`
       SELECT id, workspace_id AS "workspaceId" FROM conversations
-      WHERE status = 'SNOOZED' AND snoozed_until IS NOT NULL AND deleted_at IS NULL AND snoozed_until <= clock_timestamp()
+      WHERE status = 'SNOOZED' AND snoozed_until IS NOT NULL AND deleted_at IS NULL AND snoozed_until <= now()
       ORDER BY snoozed_until
       LIMIT ${WAKE_BATCH}`
     let round = 0
@@ -33,30 +36,7 @@ export async function sweepSnoozed(deps: Deps): Promise<number> {
   }
 }
 
-export interface Sweeper {
-  stop(): Promise<void>
-}
-
-/** Starts the periodic sweep in this process; `stop` lets a running sweep finish. */
+/** Starts the periodic sweep in this process (src/sweeper.ts). */
 export function startSnoozeSweeper(deps: Deps, intervalMs: number): Sweeper {
-  let running: Promise<unknown> | null = null
-  let stopped = false
-  const tick = () => {
-    if (running || stopped) return
-    running = sweepSnoozed(deps)
-      .catch((err) => deps.log.error({ err }, 'snooze sweep failed'))
-      .finally(() => {
-        running = null
-      })
-  }
-  const timer = setInterval(tick, intervalMs)
-  timer.unref()
-  tick()
-  return {
-    async stop() {
-      stopped = true
-      clearInterval(timer)
-      await running
-    },
-  }
+  return startSweeper(deps.log, 'snooze sweep', intervalMs, () => sweepSnoozed(deps))
 }
