@@ -9,7 +9,7 @@ import { isUuid } from '../uuid.js'
 import { mutateConversation, updateRow } from '../conversations/lifecycle.js'
 import { validateBusinessHours, type BusinessHours } from './business-time.js'
 import { publishBreaches } from './breaches.js'
-import { matchPolicy, syncSla, type SlaBreach } from './sync.js'
+import { matchPolicy, syncSla, type SlaBreach, type SlaConversation } from './sync.js'
 
 /**
  * SLA policies (API.md section 18, docs/sla.md "Policies"): CRUD, and PATCH /conversations/:id/sla.
@@ -198,19 +198,7 @@ export async function recomputePolicy(ctx: Pick<Ctx, 'sql' | 'events'>, workspac
 export async function rematchConversations(ctx: Pick<Ctx, 'sql' | 'events'>, ids: string[]): Promise<void> {
   for (const id of ids) {
     const breaches = await ctx.sql.begin(async (sql): Promise<SlaBreach[]> => {
-      const [c] = await sql<
-        {
-          id: string
-          workspaceId: string
-          channelId: string
-          guestId: string
-          teamId: string | null
-          assignedAgentId: string | null
-          priority: ConversationPriority | null
-          slaPolicyId: string | null
-          slaManual: boolean
-        }[]
-      >`
+      const [c] = await sql<(SlaConversation & { priority: ConversationPriority | null; slaPolicyId: string | null; slaManual: boolean })[]>`
         SELECT id, workspace_id AS "workspaceId", channel_id AS "channelId", guest_id AS "guestId", team_id AS "teamId",
           assigned_agent_id AS "assignedAgentId", priority, sla_policy_id AS "slaPolicyId", sla_manual AS "slaManual"
         FROM conversations WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
