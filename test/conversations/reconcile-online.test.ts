@@ -55,6 +55,7 @@ async function bruteForceScopes(sql: postgres.Sql, workspaceId: string): Promise
     if (c.team) {
       add(`team:${c.team}`, n)
       if (!c.agent) add(`team-unassigned:${c.team}`, n)
+      add(`team-channel:${c.team}:${c.channel}`, n)
     }
   }
   return out
