@@ -206,12 +206,21 @@ export async function startRedisCluster(t: TestContext): Promise<{ nodes: RedisN
   for (let i = 0; i < 6; i++) {
     const port = await freePort()
     const argv = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(root, `nodes-${port}.conf`),
-      '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', root]
+      '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', root,
+      // A replica whose link to its primary is young or was slow under CI's load must still stand
+      // for election when the primary dies (the failover test kills one): no data-age veto.
+      '--cluster-replica-validity-factor', '0']
     nodes.push({ port, process: child(t, argv) })
   }
   for (const n of nodes) await waitFor(`redis ${n.port}`, async () => spawnSync('redis-cli', ['-p', String(n.port), 'ping'], { encoding: 'utf8' }).stdout.includes('PONG'))
   const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8' })
   if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`)
   await waitFor('cluster ok', async () => nodes.every((n) => spawnSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout.includes('cluster_state:ok')), 30_000, 200)
+  // Every replica synced with its primary before a test may kill one (a replica still in its first
+  // sync cannot be promoted in time).
+  await waitFor('replicas synced', async () => {
+    const infos = nodes.map((n) => spawnSync('redis-cli', ['-p', String(n.port), 'info', 'replication'], { encoding: 'utf8' }).stdout)
+    return infos.filter((i) => i.includes('role:slave') && i.includes('master_link_status:up')).length === 3
+  }, 30_000, 200)
   return { nodes, url: `redis-cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}` }
 }
