@@ -29,6 +29,10 @@ RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@embedded-post
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0
+# V8 sizes the young generation from the machine's memory (64 MiB semi-spaces on 24 GiB): 16 MiB
+# holds the API's RSS ~75-125 MiB lower at the same throughput (docs/deployment.md, "Memory").
+# The benchmark starts the API with this same line (bench/run.ts reads it from here).
+ENV NODE_OPTIONS="--max-semi-space-size=16"
 WORKDIR /app
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist

@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -208,6 +208,11 @@ async function prepareDatabase(opts: Options, dbName: string, dbUrl: string): Pr
   return { sql, meta, timings }
 }
 
+/** The `ENV NODE_OPTIONS="..."` of the Dockerfile: the API runs as the image runs it. */
+function imageNodeOptions(): string | undefined {
+  return /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1]
+}
+
 /** Starts `node dist/src/server.js` on the bench database with secrets of its own; cleans up its Redis keys at the end. */
 async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool, meta: Meta, stamp: string): Promise<BenchRun> {
   const secrets = {
@@ -224,6 +229,7 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
   const storageDir = mkdtempSync(join(tmpdir(), 'parley-bench-files-'))
   onCleanup('remove stored files', () => rmSync(storageDir, { recursive: true, force: true }))
   const profDir = join(RESULTS, `cpu-${stamp}`)
+  const nodeOptions = process.env.NODE_OPTIONS ?? imageNodeOptions()
   const apiEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -239,6 +245,8 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
     ...(process.env.DATABASE_ROUTING_POOL_MAX ? { DATABASE_ROUTING_POOL_MAX: process.env.DATABASE_ROUTING_POOL_MAX } : {}),
     ...(process.env.DATABASE_SEARCH_POOL_MAX ? { DATABASE_SEARCH_POOL_MAX: process.env.DATABASE_SEARCH_POOL_MAX } : {}),
+    // The image's V8 options (Dockerfile), unless the bench's own NODE_OPTIONS experiment with others.
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     STORAGE_DIR: storageDir,
     // The load comes from one client address: the per-address widget limit would answer 429.
     SUPPORT_RATE_LIMIT_PER_MIN: '1000000000',
@@ -246,7 +254,7 @@ async function startApi(opts: Options, dbName: string, dbUrl: string, sql: Pool,
     VISITOR_CONVERSATIONS_PER_ADDRESS_PER_HOUR: '1000000000',
     ...secrets,
   }
-  step(`starting the API (node dist/src/server.js) on :${apiPort}${opts.cpuProf ? `, profiling into ${profDir}` : ''}`)
+  step(`starting the API (node dist/src/server.js${nodeOptions ? `, NODE_OPTIONS=${nodeOptions}` : ''}) on :${apiPort}${opts.cpuProf ? `, profiling into ${profDir}` : ''}`)
   const api = await startChild({
     name: 'API',
     args: [...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), join(ROOT, 'dist/src/server.js')],
