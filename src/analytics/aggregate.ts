@@ -91,8 +91,9 @@ interface Row {
 }
 
 /**
- * For each range of `ranges` (ISO instants, ms precision), the sums per key. One statement for
- * the rollup pieces of all ranges and one for their raw ends.
+ * For each range of `ranges` (ISO instants, ms precision), the sums per key: one statement for
+ * the rollup pieces and the raw ends of all ranges (plus, with a filter, the workspace's sample
+ * count).
  */
 export interface RangeSums {
   byKey: Map<string, Sums>
