@@ -14,16 +14,20 @@ import { decompose } from './pieces.js'
 
 /**
  * Runs a report's reads in one read-only snapshot (current and previous period, sums and exact
- * percentiles agree with each other) with JIT off: the planner cannot know how few rows a range
- * piece holds and overestimates the raw scans, and JIT compilation then cost ~400 ms on a query
- * that runs in 5 (measured on the 1M benchmark: the year-ending-now summary went from p50 198 ms).
+ * percentiles agree with each other) with JIT and sorts off. The planner cannot know how many
+ * rows a range piece holds: it overestimates the raw scans, and JIT compilation then cost ~400 ms
+ * on a query that runs in 5 (measured on the 1M benchmark: the year-ending-now summary went from
+ * p50 198 ms); and it underestimates the rollup pieces (7 rows a piece where /analytics/agents
+ * reads 1,170), so it sorted the 28,000 rows of a year's agent pieces to group them, 100-250 ms
+ * where hashing them takes 15-25 (docs/analytics.md, "Known costs"). No analytics read needs a
+ * sort but percentile_cont's own, which this does not affect.
  */
 export async function analyticsRead<T>(reads: Reads, fn: (sql: Sql) => Promise<T>): Promise<T> {
   // On the read replica while it is online (src/db/replica.ts), else the primary.
   return reads.run('main', async (pool) => {
     let out!: T
     await pool.begin('isolation level repeatable read read only', async (tx) => {
-      await tx`SET LOCAL jit = off`
+      await tx`SELECT set_config('jit', 'off', true), set_config('enable_sort', 'off', true)`
       out = await fn(tx)
     })
     return out
@@ -76,18 +80,20 @@ function filters(sql: Sql, f: Filter, group: GroupBy, table: 'r' | 'e') {
     ${table === 'e' && group === 'agent' ? sql`AND e.agent_id IS NOT NULL` : sql``}`
 }
 
+/** The sums of one range, key and kind; `hist` maps bucket -> samples for a duration kind. */
 interface Row {
   b: number
   kind: MetricKind
-  bucket: number
   key: string
   n: number
   total: number
+  hist: Record<string, number> | null
 }
 
 /**
- * For each range of `ranges` (ISO instants, ms precision), the sums per key. One statement for
- * the rollup pieces of all ranges and one for their raw ends.
+ * For each range of `ranges` (ISO instants, ms precision), the sums per key: one statement for
+ * the rollup pieces and the raw ends of all ranges (plus, with a filter, the workspace's sample
+ * count).
  */
 export interface RangeSums {
   byKey: Map<string, Sums>
@@ -116,24 +122,31 @@ export async function sumRanges(sql: Sql, f: Filter, group: GroupBy, ranges: { f
     }
   })
   const dim = dimOf(f, group)
-  const [rolled, raw, whole] = await Promise.all([
-    grains.length === 0
-      ? []
-      : sql<Row[]>`
-          SELECT p.b, r.kind, r.bucket, ${keyExpr(sql, group, 'r')} AS key, sum(r.n)::float8 AS n, sum(r.total)::float8 AS total
+  // One statement for the rollup pieces and the raw ends of every range, summed by PostgreSQL
+  // (hash aggregation: analyticsRead), one row per range, key and kind with its histogram as a
+  // JSON object: a year of /analytics/agents is 160 rows, not the 6,653 of one per bucket, whose
+  // decoding cost as much as the statement (docs/analytics.md, "Known costs").
+  const [rows, whole] = await Promise.all([
+    sql<Row[]>`
+      SELECT y.b, y.kind, y.key, sum(y.n)::float8 AS n, sum(y.total)::float8 AS total,
+             json_object_agg(y.bucket, y.n) FILTER (WHERE y.bucket >= 0) AS hist
+      FROM (
+        SELECT x.b, x.kind, x.bucket, x.key, sum(x.n)::float8 AS n, sum(x.total)::float8 AS total
+        FROM (
+          SELECT p.b, r.kind, r.bucket, ${keyExpr(sql, group, 'r')} AS key, r.n, r.total
           FROM unnest(${grains}::text[], ${starts}::text[]::timestamptz[], ${rb}::int[]) AS p(grain, start, b)
           JOIN metric_rollups r ON r.workspace_id = ${f.workspaceId}::uuid AND r.dim = ${dim}
             AND r.grain = p.grain AND r.period_start = p.start ${filters(sql, f, group, 'r')}
-          GROUP BY 1, 2, 3, 4`,
-    los.length === 0
-      ? []
-      : sql<Row[]>`
-          SELECT p.b, e.kind, CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END AS bucket,
-                 ${keyExpr(sql, group, 'e')} AS key, count(*)::float8 AS n, COALESCE(sum(e.value), 0)::float8 AS total
+          UNION ALL
+          SELECT p.b, e.kind, CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END,
+                 ${keyExpr(sql, group, 'e')}, 1::bigint, COALESCE(e.value, 0)
           FROM unnest(${los}::text[]::timestamptz[], ${his}::text[]::timestamptz[], ${eb}::int[]) AS p(lo, hi, b)
           JOIN metric_events e ON e.workspace_id = ${f.workspaceId}::uuid AND e.kind = ANY(${[...metricKinds]}::text[])
             AND e.occurred_at >= p.lo AND e.occurred_at < p.hi ${filters(sql, f, group, 'e')}
-          GROUP BY 1, 2, 3, 4`,
+        ) x
+        GROUP BY 1, 2, 3, 4
+      ) y
+      GROUP BY 1, 2, 3`,
     // A filtered exact percentile still scans the workspace's samples: count them (the raw ends,
     // under two hours, are left out of this estimate).
     dim === 0 || grains.length === 0
@@ -146,18 +159,14 @@ export async function sumRanges(sql: Sql, f: Filter, group: GroupBy, ranges: { f
           GROUP BY 1, 2`,
   ])
   const out: RangeSums[] = ranges.map(() => ({ byKey: new Map<string, Sums>(), scanned: new Map() }))
-  for (const row of [...rolled, ...raw]) {
+  for (const row of rows) {
     const { byKey, scanned } = out[row.b]
-    if (dim === 0 && row.bucket >= 0) scanned.set(row.kind, (scanned.get(row.kind) ?? 0) + row.n)
+    if (dim === 0 && row.hist) scanned.set(row.kind, (scanned.get(row.kind) ?? 0) + row.n)
     let s = byKey.get(row.key)
     if (!s) byKey.set(row.key, (s = newSums()))
-    s.n.set(row.kind, (s.n.get(row.kind) ?? 0) + row.n)
-    s.total.set(row.kind, (s.total.get(row.kind) ?? 0) + row.total)
-    if (row.bucket >= 0) {
-      let h = s.hist.get(row.kind)
-      if (!h) s.hist.set(row.kind, (h = new Map()))
-      h.set(row.bucket, (h.get(row.bucket) ?? 0) + row.n)
-    }
+    s.n.set(row.kind, row.n)
+    s.total.set(row.kind, row.total)
+    if (row.hist) s.hist.set(row.kind, new Map(Object.entries(row.hist).map(([k, n]) => [Number(k), n])))
   }
   for (const row of whole) out[row.b].scanned.set(row.kind, (out[row.b].scanned.get(row.kind) ?? 0) + row.n)
   // Deleted conversations leave zero rows behind (n = 0): they are not keys with work.
