@@ -3,9 +3,9 @@
  * it takes over (docs/scaling.md "Measurements"): starts a PostgreSQL 15 primary and a streaming
  * replica (`pg_basebackup -R`, the engine tests' own support: test/engines/engines.ts) on free
  * ports, seeds the benchmark's data set on the primary (bench/lib/seed.ts), waits until the
- * replica has replayed it, then measures search-varied and the analytics scenarios against the
- * production build, alternating the API without DATABASE_READ_URL and with it (--pairs times):
- * req/s, p50/p99, and the CPU time of the primary's and of the replica's postgres processes
+ * replica has replayed it, then measures search-varied and the analytics scenarios against two
+ * API processes (the production build) without DATABASE_READ_URL and with it, each scenario in
+ * both modes back to back, --pairs times, the order flipped every pair: req/s, p50/p99, and the CPU time of the primary's and of the replica's postgres processes
  * during each measured run (utime + stime from /proc, the exited backends' through the
  * postmaster's cutime + cstime).
  *
@@ -116,25 +116,35 @@ async function main() {
   // Both servers hold the search relations in memory (the search area prewarms the primary's).
   step(`replica: ${await prewarm(onReplica)}`)
 
+  // Both APIs run side by side (one idles while the other is measured), so each scenario is
+  // measured back to back in the two modes, the order flipped every pair: the machine's other
+  // work changes little between the two runs of a pair.
+  const modes = ['primary only', 'with replica'] as const
+  const apis = new Map<Row['mode'], { run: BenchRun; scenarios: AreaScenario[] }>()
+  const wanted = (id: string) => opts.scenarios.has(id)
+  for (const mode of modes) {
+    const env = mode === 'with replica' ? { DATABASE_READ_URL: replicaUrl } : {}
+    const run = await startApi(
+      { redisUrl: opts.redisUrl, cpuProf: false, connections: opts.connections, duration: opts.duration, warmup: opts.warmup, env },
+      dbName,
+      dbUrl,
+      sql,
+      meta,
+      `${stamp}_${mode === 'with replica' ? 'r' : 'p'}`,
+    )
+    if (mode === 'with replica') {
+      await waitFor('the API to see the replica online', async () => (await (await fetch(`${run.api.url}/health`)).json()).replica === 'online', 30_000, 200)
+    }
+    const scenarios: AreaScenario[] = []
+    for (const area of [search, analytics]) scenarios.push(...(await area.prepare(run, wanted)).scenarios.filter((s) => wanted(s.id)))
+    apis.set(mode, { run, scenarios })
+  }
   const rows: Row[] = []
   for (let pair = 1; pair <= opts.pairs; pair++) {
-    for (const mode of ['primary only', 'with replica'] as const) {
-      const env = mode === 'with replica' ? { DATABASE_READ_URL: replicaUrl } : {}
-      const run: BenchRun = await startApi(
-        { redisUrl: opts.redisUrl, cpuProf: false, connections: opts.connections, duration: opts.duration, warmup: opts.warmup, env },
-        dbName,
-        dbUrl,
-        sql,
-        meta,
-        `${stamp}_${pair}_${mode === 'with replica' ? 'r' : 'p'}`,
-      )
-      if (mode === 'with replica') {
-        await waitFor('the API to see the replica online', async () => (await (await fetch(`${run.api.url}/health`)).json()).replica === 'online', 30_000, 200)
-      }
-      const wanted = (id: string) => opts.scenarios.has(id)
-      const scenarios: AreaScenario[] = []
-      for (const area of [search, analytics]) scenarios.push(...(await area.prepare(run, wanted)).scenarios.filter((s) => wanted(s.id)))
-      for (const s of scenarios) {
+    for (const id of SCENARIOS.filter(wanted)) {
+      for (const mode of pair % 2 ? modes : [...modes].reverse()) {
+        const { run, scenarios } = apis.get(mode)!
+        const s = scenarios.find((x) => x.id === id)!
         step(`pair ${pair}, ${mode}: ${s.id}`)
         if (!s.measure && opts.warmup > 0) await runCannon(run.api.url, s, s.connections ?? opts.connections, opts.warmup)
         const p0 = serverCpu(primary.dir)
@@ -153,13 +163,10 @@ async function main() {
         rows.push(row)
         step(`  ${fmtRow(row)}`)
       }
-      if (mode === 'with replica') {
-        const health = await (await fetch(`${run.api.url}/health`)).json()
-        if (health.replica !== 'online') step(`  the replica was ${health.replica} at the end: some reads may have gone to the primary`)
-      }
-      await run.api.stop()
     }
   }
+  const health = await (await fetch(`${apis.get('with replica')!.run.api.url}/health`)).json()
+  if (health.replica !== 'online') step(`the replica was ${health.replica} at the end: some reads may have gone to the primary`)
 
   console.log(`\nRead replica cost: ${fmtInt(meta.seed.conversations)} conversations, ${opts.connections} connections (analytics: 1), ${opts.warmup} s warmup + ${opts.duration} s, ${cpus().length} cores`)
   console.log('primary CPU = CPU seconds of the primary\'s postgres processes during the measured run (÷ wall seconds: cores busy)\n')

@@ -95,7 +95,7 @@ export async function startApi(opts: ApiOptions, dbName: string, dbUrl: string, 
     // E-mail channels' passwords (the email-ingest scenario creates one).
     CHANNEL_SECRET_KEY: randomBytes(32).toString('base64'),
   }
-  const redisPrefix = `bench:${dbName}:${process.pid}:`
+  const redisPrefix = `bench:${dbName}:${stamp}:${process.pid}:`
   const apiPort = await freePort()
   // Attachments go to a directory of this run (local driver), on the machine's temp file system.
   const storageDir = mkdtempSync(join(tmpdir(), 'parley-bench-files-'))
