@@ -144,11 +144,13 @@ function listUnderSearch(run: BenchRun, searches: AreaScenario): AreaScenario {
  * The search relations are read into the OS cache first (pg_prewarm), so the scenario measures
  * the searches, not the disk, as a database host holding its working set in memory would.
  */
-async function prewarm(sql: Pool): Promise<string> {
+export async function prewarm(sql: Pool): Promise<string> {
   step('prewarming the search relations (pg_prewarm)')
   const t0 = performance.now()
   try {
-    await sql`CREATE EXTENSION IF NOT EXISTS pg_prewarm`
+    // Created only when missing: a standby refuses even CREATE EXTENSION IF NOT EXISTS (bench/replica-cost.ts prewarms one).
+    const [{ has }] = await sql<{ has: boolean }[]>`SELECT exists(SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm') AS has`
+    if (!has) await sql`CREATE EXTENSION pg_prewarm`
     const [{ blocks }] = await sql<{ blocks: number }[]>`
       SELECT coalesce(sum(pg_prewarm(c.oid, 'read')), 0)::int AS blocks FROM pg_class c
       WHERE c.relname IN ('search_chunks', 'search_chunks_doc_idx', 'search_chunks_recent_idx', 'search_chunks_conversation_id_seq_pk',

@@ -173,16 +173,17 @@ function pgServer(t: TestContext, dir: string, port: number): PgServer {
 
 /**
  * A PostgreSQL 15 primary (wal_level=replica, replication from 127.0.0.1 trusted) and a
- * streaming standby made with `pg_basebackup -R`, each in a temp dir on a free port.
+ * streaming standby made with `pg_basebackup -R`, each in a temp dir on a free port. `settings`
+ * (postgresql.conf lines) override the small test defaults: the replica copies them.
  */
-export async function startPrimaryAndReplica(t: TestContext): Promise<{ primary: PgServer; replica: PgServer }> {
+export async function startPrimaryAndReplica(t: TestContext, settings = ''): Promise<{ primary: PgServer; replica: PgServer }> {
   const root = engineDir('parley-pg-')
   t.teardown(() => rmSync(root, { recursive: true, force: true }))
   const pdir = join(root, 'primary')
   const rdir = join(root, 'replica')
   run([join(PG_BIN, 'initdb'), '-D', pdir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C'])
   writeFileSync(join(pdir, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n')
-  writeFileSync(join(pdir, 'postgresql.auto.conf'), "wal_level = replica\nmax_wal_senders = 5\nfsync = off\nfull_page_writes = off\nshared_buffers = '32MB'\n")
+  writeFileSync(join(pdir, 'postgresql.auto.conf'), `wal_level = replica\nmax_wal_senders = 5\nfsync = off\nfull_page_writes = off\nshared_buffers = '32MB'\n${settings}`)
   const primary = pgServer(t, pdir, await freePort())
   await primary.start()
   run([join(PG_BIN, 'pg_basebackup'), '-R', '-D', rdir, '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-X', 'stream'])
