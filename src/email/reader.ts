@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { ImapFlow } from 'imapflow'
 import type { Config } from '../config.js'
 import type { Deps } from '../context.js'
-import { importMail, type ReaderPlace } from './inbound.js'
+import { importBatch, type ReaderPlace } from './inbound.js'
 import { channelMailSettings, type ChannelMailSettings } from './secrets.js'
 import { mailErrorText } from './transport.js'
 
@@ -21,8 +21,9 @@ import { mailErrorText } from './transport.js'
  * - Fencing: an import commits only while its process holds an unexpired lease on the same
  *   mailbox generation (advancePlace, in the import's transaction), so a paused or partitioned
  *   former holder can never import after a takeover. A holder whose renewal fails stops reading.
- * - The place (UIDVALIDITY, last UID) moves in each import's own transaction: a restart or a
- *   takeover resumes after the last committed mail; a mail seen twice is stored once (Message-ID).
+ * - The place (UIDVALIDITY, last UID) moves in each import's own transaction (a batch of mails
+ *   commits whole or not at all): a restart or a takeover resumes after the last committed mail;
+ *   a mail seen twice is stored once (Message-ID).
  */
 export interface MailReaders {
   /** Starts the lease rounds (the API process with JOBS_WORKER). */
@@ -36,8 +37,10 @@ export interface MailReaders {
   readonly holder: string
 }
 
-/** IMAP fetches this many mails' sources at a time (memory: a batch of mails). */
-export const FETCH_BATCH = 25
+/** IMAP fetches this many mails' sources at a time, imported in one transaction (importBatch). */
+export const FETCH_BATCH = 100
+/** ... and at most this many bytes of them (a larger mail is a batch of its own): memory holds one batch. */
+export const FETCH_BATCH_BYTES = 8 * 1024 * 1024
 /** Mails larger than this are fetched cut to it: their text and headers, no original.eml (over 25 MiB anyway). */
 export const FETCH_MAX_BYTES = 26 * 1024 * 1024
 
@@ -239,7 +242,7 @@ class MailboxReader {
     }
   }
 
-  /** Imports every mail after the stored place, in UID order, each in its own transaction. */
+  /** Imports every mail after the stored place, in UID order, a batch per transaction (importBatch). */
   private async sync(client: ImapFlow, settings: ChannelMailSettings) {
     // A NOOP first: the server reports new mail (EXISTS) even where IDLE is missing or was lost.
     await client.noop()
@@ -257,9 +260,12 @@ class MailboxReader {
       }
       if (listed.length === 0) return
       listed.sort((a, b) => a.uid - b.uid)
-      for (let i = 0; i < listed.length; i += FETCH_BATCH) {
+      for (let i = 0; i < listed.length; ) {
         if (this.stopped) return
-        const batch = listed.slice(i, i + FETCH_BATCH)
+        let end = i + 1
+        for (let bytes = listed[i]!.size; end < listed.length && end - i < FETCH_BATCH && bytes + listed[end]!.size <= FETCH_BATCH_BYTES; end++) bytes += listed[end]!.size
+        const batch = listed.slice(i, end)
+        i = end
         const small = batch.filter((m) => m.size <= FETCH_MAX_BYTES).map((m) => m.uid)
         const sources = new Map<number, Buffer>()
         if (small.length > 0) {
@@ -271,18 +277,19 @@ class MailboxReader {
             if (cut && cut.source) sources.set(m.uid, cut.source)
           }
         }
-        for (const m of batch) {
-          if (this.stopped) return
-          const raw = sources.get(m.uid)
-          // Expunged between the listing and the fetch: nothing to import, the place moves past it.
-          const outcome = await importMail(this.deps, place, m.uid, raw ?? Buffer.from(''))
-          if (outcome === 'lease-lost') {
-            this.stopped = true
-            this.deps.log.warn({ channelId: this.channelId }, 'mailbox lease lost; this process stops reading it')
-            return
-          }
-          last = m.uid
+        // Expunged between the listing and the fetch: nothing to import, the place moves past it.
+        const outcomes = await importBatch(
+          this.deps,
+          place,
+          batch.map((m) => ({ uid: m.uid, raw: sources.get(m.uid) ?? Buffer.alloc(0) })),
+        )
+        sources.clear()
+        if (outcomes.includes('lease-lost')) {
+          this.stopped = true
+          this.deps.log.warn({ channelId: this.channelId }, 'mailbox lease lost; this process stops reading it')
+          return
         }
+        last = batch[batch.length - 1]!.uid
       }
     }
   }
