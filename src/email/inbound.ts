@@ -374,6 +374,26 @@ export interface FetchedMail {
   raw: Buffer
 }
 
+/** A batch's mails parsed (or why not), in its order. */
+export type ParsedBatch = (InboundMail | MailParseError)[]
+
+/**
+ * Parses a batch's mails (CPU only, nothing written): the reader parses the next batch while the
+ * current one's transaction runs (src/email/reader.ts).
+ */
+export async function parseBatch(mails: FetchedMail[]): Promise<ParsedBatch> {
+  const out: ParsedBatch = []
+  for (const m of mails) {
+    try {
+      out.push(await parseMail(m.raw))
+    } catch (err) {
+      if (!(err instanceof MailParseError)) throw err
+      out.push(err)
+    }
+  }
+  return out
+}
+
 /** A mail of a batch that may be stored: parsed, with its files once they are stored. */
 interface Candidate {
   index: number
@@ -386,6 +406,64 @@ interface Candidate {
 
 /** Files are stored this many at a time before a batch's transaction. */
 const FILE_WRITES = 8
+/** A batch's mails are imported in at most this many concurrent lanes (importBatch). */
+export const INGEST_LANES = 4
+
+/**
+ * The batch's mails in lanes: two mails share a lane when anything of one can change what the
+ * other does: the same sender (its guest, its limits), the same conversation (a thread the
+ * headers or a [#ref] name, or its guest), one naming the other's Message-ID (a reply within the
+ * batch), the same Message-ID. Connected mails end up in one lane, in UID order; the groups are
+ * spread over INGEST_LANES lanes.
+ */
+function lanesOf(live: Candidate[], threads: Map<string, Target>, byRef: Map<string, Target>, guests: Map<string, Guest>): Candidate[][] {
+  const parent = new Map<string, string>()
+  const find = (k: string): string => {
+    let r = k
+    while (parent.has(r) && parent.get(r) !== r) r = parent.get(r)!
+    parent.set(k, r)
+    return r
+  }
+  const union = (a: string, b: string) => {
+    const ra = find(a)
+    const rb = find(b)
+    if (ra !== rb) parent.set(ra, rb)
+  }
+  const own = new Set(live.map((c) => c.mail.messageId))
+  for (const c of live) {
+    const me = `m:${c.mail.messageId}`
+    find(me)
+    union(me, `e:${c.sender.email}`)
+    const guest = guests.get(c.sender.email)
+    if (guest) union(me, `g:${guest.id}`)
+    const targets: Target[] = []
+    for (const h of namedIds(c.mail)) {
+      if (own.has(h)) union(me, `m:${h}`)
+      const t = threads.get(h)
+      if (t) targets.push(t)
+    }
+    const ref = refOfSubject(c.mail.subject)
+    const byIt = ref ? byRef.get(ref) : undefined
+    if (byIt) targets.push(byIt)
+    for (const t of targets) {
+      union(me, `c:${t.id}`)
+      union(me, `g:${t.guestId}`)
+    }
+  }
+  const groups = new Map<string, Candidate[]>()
+  for (const c of live) {
+    const root = find(`m:${c.mail.messageId}`)
+    const g = groups.get(root)
+    if (g) g.push(c)
+    else groups.set(root, [c])
+  }
+  const lanes: Candidate[][] = Array.from({ length: Math.max(1, Math.min(INGEST_LANES, groups.size)) }, () => [])
+  let i = 0
+  for (const g of groups.values()) lanes[i++ % lanes.length]!.push(...g)
+  // Each lane in UID order (a group's mails keep theirs; groups are independent).
+  for (const lane of lanes) lane.sort((a, b) => a.uid - b.uid)
+  return lanes
+}
 
 /** The Message-IDs a mail names, in threading order: In-Reply-To, then References from the newest (at most 100). */
 function namedIds(mail: InboundMail): string[] {
@@ -409,7 +487,7 @@ function namedIds(mail: InboundMail): string[] {
  * one mail per transaction (importMail), which refuses the bad mail alone: the others are
  * imported once. The answer has one outcome per mail, fewer when the lease was lost on the way.
  */
-export async function importBatch(deps: Deps, place: ReaderPlace, mails: FetchedMail[]): Promise<ImportOutcome[]> {
+export async function importBatch(deps: Deps, place: ReaderPlace, mails: FetchedMail[], parsedAhead?: ParsedBatch): Promise<ImportOutcome[]> {
   if (mails.length <= 1) return Promise.all(mails.map((m) => importMail(deps, place, m.uid, m.raw)))
   const outcomes: ImportOutcome[] = []
   const log = (i: number, outcome: ImportOutcome, why: string) => {
@@ -418,13 +496,11 @@ export async function importBatch(deps: Deps, place: ReaderPlace, mails: Fetched
   }
   // Parsed before the transaction: CPU only, and a refused mail is known before anything is written.
   const parsed: Candidate[] = []
+  const all = parsedAhead ?? (await parseBatch(mails))
   for (const [index, m] of mails.entries()) {
-    let mail: InboundMail
-    try {
-      mail = await parseMail(m.raw)
-    } catch (err) {
-      if (!(err instanceof MailParseError)) throw err
-      deps.log.error({ channelId: place.channelId, uid: m.uid, err: { message: err.message } }, 'mail not imported: refused')
+    const mail = all[index]!
+    if (mail instanceof MailParseError) {
+      deps.log.error({ channelId: place.channelId, uid: m.uid, err: { message: mail.message } }, 'mail not imported: refused')
       outcomes[index] = 'rejected'
       continue
     }
@@ -517,10 +593,10 @@ export async function importBatch(deps: Deps, place: ReaderPlace, mails: Fetched
           recent.set(r.guestId, r.n)
         // Message-IDs stored by this batch so far, and their conversations: a later mail threads into them.
         const stored = new Map<string, Target>()
-        for (const c of live) {
+        const importOne = async (c: Candidate) => {
           if (stored.has(c.mail.messageId)) {
             outcomes[c.index] = 'duplicate'
-            continue
+            return
           }
           const guest = guests.get(c.sender.email)!
           let target: Target | null = null
@@ -537,19 +613,38 @@ export async function importBatch(deps: Deps, place: ReaderPlace, mails: Fetched
             await joinInBatch(deps, batchCtx, place, c, target, guest)
             outcomes[c.index] = 'threaded'
             stored.set(c.mail.messageId, target)
-            continue
+            return
           }
           const n = recent.get(guest.id) ?? 0
           const id = n >= limit ? null : await startInBatch(deps, batchCtx, place, c, guest)
           if (!id) {
             outcomes[c.index] = 'limited'
             deps.log.warn({ channelId: place.channelId, uid: c.uid, guestId: guest.id }, 'mail not imported: the sender is over its conversation limits')
-            continue
+            return
           }
           recent.set(guest.id, n + 1)
           outcomes[c.index] = 'imported'
           stored.set(c.mail.messageId, { id, guestId: guest.id })
         }
+        // Lanes: mails that share nothing are imported concurrently on the batch's connection
+        // (postgres.js pipelines their statements); each lane keeps UID order. Every lane ends
+        // before the batch goes on: the first failure stops the others at their next mail, then
+        // aborts the batch (nothing of a lane runs after the rollback).
+        let failure: { err: unknown } | null = null
+        await Promise.all(
+          lanesOf(live, threads, byRef, guests).map(async (lane) => {
+            for (const c of lane) {
+              if (failure) return
+              try {
+                await importOne(c)
+              } catch (err) {
+                failure ??= { err }
+                return
+              }
+            }
+          }),
+        )
+        if (failure) throw (failure as { err: unknown }).err
         // The place, once, fenced like every import: the whole batch or none of it.
         await advancePlace(tx, place, mails[mails.length - 1]!.uid)
       },

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { ImapFlow } from 'imapflow'
 import type { Config } from '../config.js'
 import type { Deps } from '../context.js'
-import { importBatch, type ReaderPlace } from './inbound.js'
+import { importBatch, parseBatch, type FetchedMail, type ParsedBatch, type ReaderPlace } from './inbound.js'
 import { channelMailSettings, type ChannelMailSettings } from './secrets.js'
 import { mailErrorText } from './transport.js'
 
@@ -253,37 +253,34 @@ class MailboxReader {
     if (box.exists === 0) return
     const place: ReaderPlace = { channelId: this.channelId, workspaceId: settings.workspaceId, address: settings.address, holder: this.holder, uidValidity }
     for (;;) {
-      // Sizes first (cheap), then the sources a batch at a time: memory holds one batch.
+      // Sizes first (cheap), then the sources a batch at a time.
       const listed: { uid: number; size: number }[] = []
       for await (const m of client.fetch(`${last + 1}:*`, { uid: true, size: true }, { uid: true })) {
         if (m.uid > last) listed.push({ uid: m.uid, size: m.size ?? 0 })
       }
       if (listed.length === 0) return
       listed.sort((a, b) => a.uid - b.uid)
+      const batches: { uid: number; size: number }[][] = []
       for (let i = 0; i < listed.length; ) {
-        if (this.stopped) return
         let end = i + 1
         for (let bytes = listed[i]!.size; end < listed.length && end - i < FETCH_BATCH && bytes + listed[end]!.size <= FETCH_BATCH_BYTES; end++) bytes += listed[end]!.size
-        const batch = listed.slice(i, end)
+        batches.push(listed.slice(i, end))
         i = end
-        const small = batch.filter((m) => m.size <= FETCH_MAX_BYTES).map((m) => m.uid)
-        const sources = new Map<number, Buffer>()
-        if (small.length > 0) {
-          for await (const m of client.fetch(small.join(','), { uid: true, source: true }, { uid: true })) if (m.source) sources.set(m.uid, m.source)
-        }
-        for (const m of batch) {
-          if (m.size > FETCH_MAX_BYTES) {
-            const cut = await client.fetchOne(String(m.uid), { uid: true, source: { start: 0, maxLength: FETCH_MAX_BYTES } }, { uid: true })
-            if (cut && cut.source) sources.set(m.uid, cut.source)
-          }
-        }
-        // Expunged between the listing and the fetch: nothing to import, the place moves past it.
-        const outcomes = await importBatch(
-          this.deps,
-          place,
-          batch.map((m) => ({ uid: m.uid, raw: sources.get(m.uid) ?? Buffer.alloc(0) })),
-        )
-        sources.clear()
+      }
+      // The next batch is fetched and parsed while the current one's transaction runs (the parse
+      // is CPU, the transaction mostly waits for PostgreSQL): memory holds two batches at most.
+      const load = (b: number) => {
+        const p = this.load(client, batches[b]!)
+        p.catch(() => {}) // awaited below, or dropped when the reader stops
+        return p
+      }
+      let next = load(0)
+      for (let b = 0; b < batches.length; b++) {
+        if (this.stopped) return
+        const batch = batches[b]!
+        const current = await next
+        if (b + 1 < batches.length) next = load(b + 1)
+        const outcomes = await importBatch(this.deps, place, current.mails, current.parsed)
         if (outcomes.includes('lease-lost')) {
           this.stopped = true
           this.deps.log.warn({ channelId: this.channelId }, 'mailbox lease lost; this process stops reading it')
@@ -292,6 +289,24 @@ class MailboxReader {
         last = batch[batch.length - 1]!.uid
       }
     }
+  }
+
+  /** A batch's sources (a mail over FETCH_MAX_BYTES cut to it; an expunged one empty), parsed. */
+  private async load(client: ImapFlow, batch: { uid: number; size: number }[]): Promise<{ mails: FetchedMail[]; parsed: ParsedBatch }> {
+    const small = batch.filter((m) => m.size <= FETCH_MAX_BYTES).map((m) => m.uid)
+    const sources = new Map<number, Buffer>()
+    if (small.length > 0) {
+      for await (const m of client.fetch(small.join(','), { uid: true, source: true }, { uid: true })) if (m.source) sources.set(m.uid, m.source)
+    }
+    for (const m of batch) {
+      if (m.size > FETCH_MAX_BYTES) {
+        const cut = await client.fetchOne(String(m.uid), { uid: true, source: { start: 0, maxLength: FETCH_MAX_BYTES } }, { uid: true })
+        if (cut && cut.source) sources.set(m.uid, cut.source)
+      }
+    }
+    // Expunged between the listing and the fetch: nothing to import, the place moves past it.
+    const mails = batch.map((m) => ({ uid: m.uid, raw: sources.get(m.uid) ?? Buffer.alloc(0) }))
+    return { mails, parsed: await parseBatch(mails) }
   }
 
   /**
