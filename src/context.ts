@@ -73,7 +73,8 @@ export interface Deps {
 export interface Ctx extends Deps {
   readonly caller: Caller
   /**
-   * Set only inside a bulk request's one transaction (src/conversations/batch.ts): each
+   * Set only inside a bulk request's one transaction, or a mailbox's batch of mails
+   * (src/email/inbound.ts importBatch; src/conversations/batch.ts): each
    * conversation's change joins it (mutateConversation) instead of opening its own.
    */
   readonly batch?: ConversationBatch

@@ -2,7 +2,7 @@ import { ImapFlow } from 'imapflow'
 import { resultOf, type Area } from '../lib/area.js'
 import { step } from '../lib/progress.js'
 import { target } from '../lib/report.js'
-import { sampleRss } from '../lib/server.js'
+import { memoryOf, sampleRss } from '../lib/server.js'
 import { rawMail, startDovecot } from '../../test/support/dovecot.js'
 
 /**
@@ -81,6 +81,8 @@ export const email: Area = {
                 raws.push(rawMail(headers, body))
               }
               await dv.appendMany(raws)
+              // The API's RSS before the reader starts: the peak below is this plus what ingesting adds.
+              const rssBeforeMb = memoryOf(api.pid)?.rss ?? 0
               const rss = sampleRss(api.pid)
               await sql`UPDATE channels SET active = true WHERE id = ${channelId}`
               step('email-ingest: the reader imports')
@@ -117,7 +119,7 @@ export const email: Area = {
               const rawSeconds = Number(process.hrtime.bigint() - started) / 1e9
               await client.logout()
               const rawRate = fetched / rawSeconds
-              outcome = { mails: MAILS, imported, conversations: threads!.n, ingestPerSecond: ingestRate, rawFetchPerSecond: rawRate, ratio: ingestRate / rawRate, apiRssMb: rssMb, avgMailBytes: bytes / Math.max(1, fetched) }
+              outcome = { mails: MAILS, imported, conversations: threads!.n, ingestPerSecond: ingestRate, rawFetchPerSecond: rawRate, ratio: ingestRate / rawRate, apiRssMb: rssMb, apiRssBeforeMb: rssBeforeMb, avgMailBytes: bytes / Math.max(1, fetched) }
               step(`email-ingest: ${JSON.stringify(outcome)}`)
               return {
                 id: 'email-ingest',

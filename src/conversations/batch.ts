@@ -5,7 +5,8 @@ import type { LockedConversation } from './lifecycle.js'
 
 /**
  * Many conversations' changes in one transaction: a bulk request (API.md section 17,
- * docs/triage.md "Bulk"). Each change still goes through the domain function its single route
+ * docs/triage.md "Bulk"), or a mailbox's batch of inbound mails (importBatch, src/email/inbound.ts;
+ * docs/email.md "Inbound throughput"). Each change still goes through the domain function its single route
  * calls and through mutateConversation (src/conversations/lifecycle.ts), which, given a context
  * holding a batch, runs it in the batch's transaction instead of a transaction of its own: its
  * counter delta and its analytics rollups are added to the batch's, and what it does after commit

@@ -189,10 +189,12 @@ async function readPendingViews(batch: ConversationBatch): Promise<void> {
  * Before the commit, the views, the analytics rollups and the counter deltas are written once;
  * after it, each change's after-commit work runs, in order. Throws when the transaction as a
  * whole fails (nothing of it committed): the caller may then apply the changes one by one.
- * Errors of the after-commit work are logged, never thrown: the changes are made.
+ * Errors of the after-commit work are logged, never thrown: the changes are made. `system`: the
+ * workspace of a system caller's batch (no conversations locked at the start: pass no ids).
  */
-export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCtx: Ctx) => Promise<T>): Promise<T> {
-  const { workspaceId } = memberOf(ctx)
+export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCtx: Ctx) => Promise<T>, system?: SystemMutation): Promise<T> {
+  // A system caller (the mailbox reader's batch of mails, src/email/inbound.ts) names the workspace.
+  const workspaceId = system?.workspaceId ?? memberOf(ctx).workspaceId
   const after: (() => Promise<void>)[] = []
   let result: T | undefined
   await ctx.sql.begin(async (tx) => {

@@ -12,6 +12,7 @@ import { findConversationForCaller } from './access.js'
 import { COUNTER_RETURNING, isClosedStatus, mutateConversation, type LockedConversation } from './lifecycle.js'
 import { queueOnReopen } from '../teams/rules.js'
 import { EMAIL_OUTBOUND_QUEUE, queueEmailReply } from '../email/outbound.js'
+import { addToBatch, type ConversationBatch } from './batch.js'
 import { applyCountersDelta, countersDelta, type CounterState } from './counters.js'
 import { MESSAGE_COLUMNS, toMessageView, type MessageRecord } from './view.js'
 import { audienceOf, publishNewMessage, visibleMessages, type Audience } from './visibility.js'
@@ -66,6 +67,8 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
   let mentioned: NewMentions | null = null
   let attached: AttachmentRecord[] = []
   let mailed = false
+  // Who the message:new goes to, inside a batch (its view is read only before the batch's commit).
+  let target = null as { id: string; workspaceId: string; guestId: string; teamId: string | null } | null
 
   const out = await mutateConversation<PostMessageResult>(ctx, id, async (sql, row) => {
     let senderId: string
@@ -104,6 +107,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
     })
     if (within) files.push(...(await within(sql, inserted, row)))
     attached = files
+    target = { id: row.id, workspaceId: row.workspaceId, guestId: row.guestId, teamId: row.teamId }
     const message = toMessageView(inserted, files.map((f) => toAttachmentView(f)))
     const guestMessage = senderType === 'GUEST'
     // A guest message makes a RESOLVED, PENDING or SNOOZED conversation OPEN (API.md section 17).
@@ -141,6 +145,7 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
       RETURNING ${sql.unsafe(COUNTER_RETURNING)}`
     // A reopen keeps the assignee only if still an active member of its team (docs/routing.md).
     const requeued = reopen ? await queueOnReopen(sql, row) : null
+    target.teamId = (requeued ?? after)?.teamId ?? row.teamId
     // The message event tells clients about the new message; conversation:updated only when
     // the conversation's state changed beyond it (a guest message reopening it).
     return { after: requeued ?? after, result: { message, created: true }, publishUpdate: reopen, route: reopen ? { teams: [row.teamId] } : undefined }
@@ -148,10 +153,18 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
 
   const result = out.result!
   if (result.created) {
-    const conv = out.conversation
-    await publishNewMessage(ctx, conv, result.message, attached)
-    if (mentioned) publishMentions(ctx, mentioned)
-    if (mailed) ctx.jobs.wake(EMAIL_OUTBOUND_QUEUE)
+    const publish = async (conv: { id: string; workspaceId: string; guestId: string; teamId?: string | null }) => {
+      await publishNewMessage(ctx, conv, result.message, attached)
+      if (mentioned) publishMentions(ctx, mentioned)
+      if (mailed) ctx.jobs.wake(EMAIL_OUTBOUND_QUEUE)
+    }
+    // Inside a batch (mutateConversation joined it: no view yet) the message is published after
+    // the batch's commit, in order with its other changes' events.
+    if (out.conversation) await publish(out.conversation)
+    else if (ctx.batch && target) {
+      const conv = target
+      ctx.batch.after.push(() => publish(conv))
+    }
   }
   return result
 }
@@ -160,7 +173,8 @@ export async function postMessage(ctx: Ctx, id: string, input: PostMessageInput,
  * The first message of a conversation its guest starts with text (an offline message, an inbound
  * mail), inside the transaction that inserted the conversation (insertConversation, under the
  * workspace's counter lock): the message, its analytics fact (the first public message,
- * received), the conversation's lastMessageAt, preview and unread count, and the counters.
+ * received), the conversation's lastMessageAt, preview and unread count, and the counters (added
+ * to `batch`'s instead when the transaction is a batch's: src/conversations/batch.ts).
  */
 export async function insertFirstGuestMessage(
   sql: Sql,
@@ -168,6 +182,7 @@ export async function insertFirstGuestMessage(
   senderName: string,
   body: string,
   preview: string = body,
+  batch?: ConversationBatch,
 ): Promise<MessageRecord> {
   const [message] = await sql<MessageRecord[]>`
     INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
@@ -180,7 +195,10 @@ export async function insertFirstGuestMessage(
       unread_count = 1, updated_at = clock_timestamp()
     WHERE id = ${c.id}`
   const before = { status: 'OPEN', deleted: false, assignedAgentId: null, channelId: c.channelId, unreadCount: 0, teamId: c.teamId } as const
-  await applyCountersDelta(sql, c.workspaceId, countersDelta(before, { ...before, unreadCount: 1 }))
+  const delta = countersDelta(before, { ...before, unreadCount: 1 })
+  // In a batch (a mailbox's batch of mails) the counters are written once, before its commit.
+  if (batch) addToBatch(batch, delta)
+  else await applyCountersDelta(sql, c.workspaceId, delta)
   return message!
 }
 

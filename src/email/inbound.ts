@@ -4,15 +4,16 @@ import { v7 as uuidv7 } from 'uuid'
 import type { ConversationView } from '../../schemas/conversations.js'
 import { storageKey, storeFile, type StoredFile } from '../attachments/uploads.js'
 import { ATTACHMENT_SELECT, toAttachmentView, type AttachmentRecord } from '../attachments/view.js'
-import { contextFor, type Deps } from '../context.js'
+import { contextFor, type Ctx, type Deps } from '../context.js'
+import type { PendingView } from '../conversations/batch.js'
 import { lockCountersShared } from '../conversations/counters.js'
-import { insertConversation } from '../conversations/lifecycle.js'
+import { inOneTransaction, insertConversation } from '../conversations/lifecycle.js'
 import { insertFirstGuestMessage, postMessage } from '../conversations/messages.js'
 import { findConversationView, MESSAGE_COLUMNS, toMessageView, type MessageRecord } from '../conversations/view.js'
 import { conversationRooms, publishNewMessage } from '../conversations/visibility.js'
 import type { Sql } from '../db/client.js'
 import { AppError, conversationNotFound } from '../errors.js'
-import { MailParseError, parseMail, type InboundMail } from './parse.js'
+import { MailParseError, parseMail, type InboundMail, type MailAddress } from './parse.js'
 import { newEmailRef, refOfSubject } from './ref.js'
 
 /** The original mail kept for members (API.md section 19): up to 25 MiB, outside the type list. */
@@ -253,8 +254,10 @@ async function recordMail(
   mail: InboundMail,
   files: { stored: PreparedFile[]; refused: string[] },
   message: { id: string; conversationId: string },
+  /** False in a batch: the place moves once, at the batch's end (importBatch). */
+  advance = true,
 ): Promise<{ attached: AttachmentRecord[]; note: MessageRecord | null }> {
-  await advancePlace(sql, place, uid)
+  if (advance) await advancePlace(sql, place, uid)
   const headers = await sql`
     INSERT INTO message_emails (message_id, workspace_id, channel_id, conversation_id, direction, message_id_header, in_reply_to, "references")
     VALUES (${message.id}, ${place.workspaceId}, ${place.channelId}, ${message.conversationId}, 'in', ${mail.messageId}, ${mail.inReplyTo}, ${mail.references}::text[])
@@ -363,4 +366,352 @@ async function publishNote(deps: Deps, conversationId: string, note: MessageReco
   const [c] = await deps.sql<{ workspaceId: string; guestId: string; teamId: string | null }[]>`
     SELECT workspace_id AS "workspaceId", guest_id AS "guestId", team_id AS "teamId" FROM conversations WHERE id = ${conversationId}`
   if (c) await publishNewMessage(deps, { id: conversationId, ...c }, toMessageView(note), [])
+}
+
+/** A mail as the reader fetched it: its UID and its bytes (empty when it was expunged meanwhile). */
+export interface FetchedMail {
+  uid: number
+  raw: Buffer
+}
+
+/** A batch's mails parsed (or why not), in its order. */
+export type ParsedBatch = (InboundMail | MailParseError)[]
+
+/**
+ * Parses a batch's mails (CPU only, nothing written): the reader parses the next batch while the
+ * current one's transaction runs (src/email/reader.ts).
+ */
+export async function parseBatch(mails: FetchedMail[]): Promise<ParsedBatch> {
+  const out: ParsedBatch = []
+  for (const m of mails) {
+    try {
+      out.push(await parseMail(m.raw))
+    } catch (err) {
+      if (!(err instanceof MailParseError)) throw err
+      out.push(err)
+    }
+  }
+  return out
+}
+
+/** A mail of a batch that may be stored: parsed, with its files once they are stored. */
+interface Candidate {
+  index: number
+  uid: number
+  raw: Buffer
+  mail: InboundMail
+  sender: MailAddress
+  files: { stored: PreparedFile[]; refused: string[] }
+}
+
+/** Files are stored this many at a time before a batch's transaction. */
+const FILE_WRITES = 8
+/** A batch's mails are imported in at most this many concurrent lanes (importBatch). */
+export const INGEST_LANES = 4
+
+/**
+ * The batch's mails in lanes: two mails share a lane when anything of one can change what the
+ * other does: the same sender (its guest, its limits), the same conversation (a thread the
+ * headers or a [#ref] name, or its guest), one naming the other's Message-ID (a reply within the
+ * batch), the same Message-ID. Connected mails end up in one lane, in UID order; the groups are
+ * spread over INGEST_LANES lanes.
+ */
+function lanesOf(live: Candidate[], threads: Map<string, Target>, byRef: Map<string, Target>, guests: Map<string, Guest>): Candidate[][] {
+  const parent = new Map<string, string>()
+  const find = (k: string): string => {
+    let r = k
+    while (parent.has(r) && parent.get(r) !== r) r = parent.get(r)!
+    parent.set(k, r)
+    return r
+  }
+  const union = (a: string, b: string) => {
+    const ra = find(a)
+    const rb = find(b)
+    if (ra !== rb) parent.set(ra, rb)
+  }
+  const own = new Set(live.map((c) => c.mail.messageId))
+  for (const c of live) {
+    const me = `m:${c.mail.messageId}`
+    find(me)
+    union(me, `e:${c.sender.email}`)
+    const guest = guests.get(c.sender.email)
+    if (guest) union(me, `g:${guest.id}`)
+    const targets: Target[] = []
+    for (const h of namedIds(c.mail)) {
+      if (own.has(h)) union(me, `m:${h}`)
+      const t = threads.get(h)
+      if (t) targets.push(t)
+    }
+    const ref = refOfSubject(c.mail.subject)
+    const byIt = ref ? byRef.get(ref) : undefined
+    if (byIt) targets.push(byIt)
+    for (const t of targets) {
+      union(me, `c:${t.id}`)
+      union(me, `g:${t.guestId}`)
+    }
+  }
+  const groups = new Map<string, Candidate[]>()
+  for (const c of live) {
+    const root = find(`m:${c.mail.messageId}`)
+    const g = groups.get(root)
+    if (g) g.push(c)
+    else groups.set(root, [c])
+  }
+  const lanes: Candidate[][] = Array.from({ length: Math.max(1, Math.min(INGEST_LANES, groups.size)) }, () => [])
+  let i = 0
+  for (const g of groups.values()) lanes[i++ % lanes.length]!.push(...g)
+  // Each lane in UID order (a group's mails keep theirs; groups are independent).
+  for (const lane of lanes) lane.sort((a, b) => a.uid - b.uid)
+  return lanes
+}
+
+/** The Message-IDs a mail names, in threading order: In-Reply-To, then References from the newest (at most 100). */
+function namedIds(mail: InboundMail): string[] {
+  return [...new Set([...(mail.inReplyTo ? [mail.inReplyTo] : []), ...[...mail.references].reverse()])].slice(0, 100)
+}
+
+/**
+ * Imports a batch of mails, in UID order, in ONE transaction (docs/email.md "Inbound
+ * throughput"): the same decisions and the same domain functions as importMail (postMessage for a
+ * thread, insertConversation + insertFirstGuestMessage for a new conversation), joined to one
+ * conversation batch (inOneTransaction, src/conversations/batch.ts) so counters and rollups are
+ * written once before the commit and every event is published after it, in order. What can be
+ * known before the transaction is read once for the whole batch: the parse, the Message-IDs
+ * already stored, the threads the headers name, the [#ref] conversations, the senders' guests;
+ * the files are stored before it. A mail threads into one stored earlier in the same batch. The
+ * place moves once, to the batch's last UID, in the same transaction (fenced like every import):
+ * the batch commits whole or not at all, so a restart neither skips nor repeats a mail.
+ *
+ * When the transaction fails for any reason but the lease (one mail's data PostgreSQL refuses, a
+ * Message-ID stored meanwhile by a race), nothing of it is kept and the batch is imported again
+ * one mail per transaction (importMail), which refuses the bad mail alone: the others are
+ * imported once. The answer has one outcome per mail, fewer when the lease was lost on the way.
+ */
+export async function importBatch(deps: Deps, place: ReaderPlace, mails: FetchedMail[], parsedAhead?: ParsedBatch): Promise<ImportOutcome[]> {
+  if (mails.length <= 1) return Promise.all(mails.map((m) => importMail(deps, place, m.uid, m.raw)))
+  const outcomes: ImportOutcome[] = []
+  const log = (i: number, outcome: ImportOutcome, why: string) => {
+    outcomes[i] = outcome
+    deps.log.info({ channelId: place.channelId, uid: mails[i]!.uid, outcome }, `mail not imported: ${why}`)
+  }
+  // Parsed before the transaction: CPU only, and a refused mail is known before anything is written.
+  const parsed: Candidate[] = []
+  const all = parsedAhead ?? (await parseBatch(mails))
+  for (const [index, m] of mails.entries()) {
+    const mail = all[index]!
+    if (mail instanceof MailParseError) {
+      deps.log.error({ channelId: place.channelId, uid: m.uid, err: { message: mail.message } }, 'mail not imported: refused')
+      outcomes[index] = 'rejected'
+      continue
+    }
+    if (!mail.sender) log(index, 'no-sender', 'no sender address')
+    else if (mail.sender.email === place.address.toLowerCase()) log(index, 'own', 'sent from the channel address')
+    else parsed.push({ index, uid: m.uid, raw: m.raw, mail, sender: mail.sender, files: { stored: [], refused: [] } })
+  }
+  const { sql } = deps
+  const ids = parsed.map((c) => c.mail.messageId)
+  const known = new Set(
+    ids.length === 0
+      ? []
+      : (await sql<{ h: string }[]>`SELECT message_id_header AS h FROM message_emails WHERE channel_id = ${place.channelId} AND message_id_header = ANY(${ids}::text[])`).map((r) => r.h),
+  )
+  const live: Candidate[] = []
+  for (const c of parsed) {
+    if (known.has(c.mail.messageId)) outcomes[c.index] = 'duplicate'
+    else if (c.mail.automatic) log(c.index, 'automatic', 'an auto-reply or bounce')
+    else live.push(c)
+  }
+  // The threads the headers name, the [#ref] conversations and the senders' guests: one statement each.
+  const named = [...new Set(live.flatMap((c) => namedIds(c.mail)))]
+  const threads = new Map<string, Target>()
+  if (named.length > 0) {
+    const rows = await sql<(Target & { header: string })[]>`
+      SELECT me.message_id_header AS header, c.id, c.guest_id AS "guestId" FROM message_emails me JOIN conversations c ON c.id = me.conversation_id
+      WHERE me.channel_id = ${place.channelId} AND me.message_id_header = ANY(${named}::text[]) AND c.deleted_at IS NULL`
+    for (const r of rows) threads.set(r.header, { id: r.id, guestId: r.guestId })
+  }
+  const refs = [...new Set(live.map((c) => refOfSubject(c.mail.subject)).filter((r): r is string => r !== null))]
+  const byRef = new Map<string, Target>()
+  if (refs.length > 0) {
+    const rows = await sql<(Target & { ref: string })[]>`
+      SELECT id, guest_id AS "guestId", email_ref AS ref FROM conversations
+      WHERE channel_id = ${place.channelId} AND email_ref = ANY(${refs}::text[]) AND deleted_at IS NULL`
+    for (const r of rows) byRef.set(r.ref, { id: r.id, guestId: r.guestId })
+  }
+  const emails = [...new Set(live.map((c) => c.sender.email))]
+  const guests = new Map<string, Guest>()
+  if (emails.length > 0) {
+    // Each address's oldest guest on this channel (as guestFor).
+    const rows = await sql<(Guest & { email: string })[]>`
+      SELECT DISTINCT ON (lower(email)) lower(email) AS email, id, name FROM guests
+      WHERE channel_id = ${place.channelId} AND lower(email) = ANY(${emails}::text[])
+      ORDER BY lower(email), created_at, id`
+    for (const r of rows) guests.set(r.email, { id: r.id, name: r.name })
+  }
+  const allFiles = () => live.flatMap((c) => c.files.stored)
+  const dropFiles = (files: PreparedFile[]) => Promise.all(files.map((f) => deps.storage.delete(f.key).catch(() => {})))
+  try {
+    for (let i = 0; i < live.length; i += FILE_WRITES) {
+      await Promise.all(live.slice(i, i + FILE_WRITES).map(async (c) => (c.files = await prepareFiles(deps, place.workspaceId, c.raw, c.mail))))
+    }
+  } catch (err) {
+    await dropFiles(allFiles())
+    throw err
+  }
+
+  const limit = deps.config.VISITOR_CONVERSATIONS_PER_HOUR
+  const system = contextFor(deps, { kind: 'system' })
+  try {
+    await inOneTransaction(
+      system,
+      [],
+      async (batchCtx) => {
+        const batch = batchCtx.batch!
+        const tx = batch.tx
+        // New senders' guests, in one statement (only this channel's reader creates them).
+        const missing = emails.filter((e) => !guests.has(e))
+        if (missing.length > 0) {
+          const names = missing.map((e) => {
+            const c = live.find((x) => x.sender.email === e)!
+            return (c.sender.name || e).slice(0, 200)
+          })
+          const made = await tx<(Guest & { email: string })[]>`
+            INSERT INTO guests (id, workspace_id, channel_id, name, email, verified)
+            SELECT g.id, ${place.workspaceId}, ${place.channelId}, g.name, g.email, false
+            FROM unnest(${missing.map(() => uuidv7())}::uuid[], ${names}::text[], ${missing}::text[]) AS g(id, name, email)
+            RETURNING id, name, email`
+          for (const g of made) guests.set(g.email, { id: g.id, name: g.name })
+        }
+        // The per-sender limit: each sender's conversations of the last hour, one statement; the
+        // conversations this batch starts are added as it goes.
+        const guestIds = [...new Set(live.map((c) => guests.get(c.sender.email)!.id))]
+        const recent = new Map<string, number>()
+        for (const r of await tx<{ guestId: string; n: number }[]>`
+          SELECT guest_id AS "guestId", count(*)::int AS n FROM conversations
+          WHERE guest_id = ANY(${guestIds}::uuid[]) AND created_at > clock_timestamp() - interval '1 hour'
+          GROUP BY guest_id`)
+          recent.set(r.guestId, r.n)
+        // Message-IDs stored by this batch so far, and their conversations: a later mail threads into them.
+        const stored = new Map<string, Target>()
+        const importOne = async (c: Candidate) => {
+          if (stored.has(c.mail.messageId)) {
+            outcomes[c.index] = 'duplicate'
+            return
+          }
+          const guest = guests.get(c.sender.email)!
+          let target: Target | null = null
+          for (const h of namedIds(c.mail)) {
+            target = stored.get(h) ?? threads.get(h) ?? null
+            if (target) break
+          }
+          if (!target) {
+            const ref = refOfSubject(c.mail.subject)
+            const byIt = ref ? byRef.get(ref) : undefined
+            if (byIt && byIt.guestId === guest.id) target = byIt
+          }
+          if (target) {
+            await joinInBatch(deps, batchCtx, place, c, target, guest)
+            outcomes[c.index] = 'threaded'
+            stored.set(c.mail.messageId, target)
+            return
+          }
+          const n = recent.get(guest.id) ?? 0
+          const id = n >= limit ? null : await startInBatch(deps, batchCtx, place, c, guest)
+          if (!id) {
+            outcomes[c.index] = 'limited'
+            deps.log.warn({ channelId: place.channelId, uid: c.uid, guestId: guest.id }, 'mail not imported: the sender is over its conversation limits')
+            return
+          }
+          recent.set(guest.id, n + 1)
+          outcomes[c.index] = 'imported'
+          stored.set(c.mail.messageId, { id, guestId: guest.id })
+        }
+        // Lanes: mails that share nothing are imported concurrently on the batch's connection
+        // (postgres.js pipelines their statements); each lane keeps UID order. Every lane ends
+        // before the batch goes on: the first failure stops the others at their next mail, then
+        // aborts the batch (nothing of a lane runs after the rollback).
+        let failure: { err: unknown } | null = null
+        await Promise.all(
+          lanesOf(live, threads, byRef, guests).map(async (lane) => {
+            for (const c of lane) {
+              if (failure) return
+              try {
+                await importOne(c)
+              } catch (err) {
+                failure ??= { err }
+                return
+              }
+            }
+          }),
+        )
+        if (failure) throw (failure as { err: unknown }).err
+        // The place, once, fenced like every import: the whole batch or none of it.
+        await advancePlace(tx, place, mails[mails.length - 1]!.uid)
+      },
+      { workspaceId: place.workspaceId },
+    )
+  } catch (err) {
+    await dropFiles(allFiles())
+    if (err instanceof LeaseLost) return ['lease-lost']
+    deps.log.warn(
+      { channelId: place.channelId, uids: [mails[0]!.uid, mails[mails.length - 1]!.uid], err: { message: (err as Error).message } },
+      'mail batch not imported in one transaction; importing its mails one by one',
+    )
+    const one: ImportOutcome[] = []
+    for (const m of mails) {
+      const o = await importMail(deps, place, m.uid, m.raw)
+      one.push(o)
+      if (o === 'lease-lost') break
+    }
+    return one
+  }
+  // Files of mails that were not stored after all (over the limits, the same Message-ID twice in the batch).
+  await dropFiles(live.filter((c) => outcomes[c.index] !== 'imported' && outcomes[c.index] !== 'threaded').flatMap((c) => c.files.stored))
+  return outcomes
+}
+
+/** joinConversation inside a batch: postMessage joins the batch's transaction; the events wait for its commit. */
+async function joinInBatch(deps: Deps, batchCtx: Ctx, place: ReaderPlace, c: Candidate, target: Target, sender: Guest): Promise<void> {
+  const { mail } = c
+  const from = sender.id === target.guestId ? null : `From: ${c.sender.name ? `${c.sender.name} <${c.sender.email}>` : c.sender.email}`
+  const ctx: Ctx = {
+    ...contextFor(deps, { kind: 'visitor', workspaceId: place.workspaceId, guestId: target.guestId, channelId: place.channelId }),
+    batch: batchCtx.batch,
+  }
+  let note: MessageRecord | null = null
+  await postMessage(ctx, target.id, { body: bodyOf(mail, from) }, async (sql, message) => {
+    const r = await recordMail(sql, place, c.uid, mail, c.files, { id: message.id, conversationId: message.conversationId }, false)
+    note = r.note
+    return r.attached
+  })
+  const written = note as MessageRecord | null
+  if (written) batchCtx.batch!.after.push(() => publishNote(deps, target.id, written))
+}
+
+/**
+ * startConversation inside a batch: the same functions in the batch's transaction, the counters
+ * added to the batch's, the view read with the batch's others. Null: the sender is at its cap of
+ * open conversations (checked before anything is written, so the batch goes on).
+ */
+async function startInBatch(deps: Deps, batchCtx: Ctx, place: ReaderPlace, c: Candidate, guest: Guest): Promise<string | null> {
+  const batch = batchCtx.batch!
+  const tx = batch.tx
+  const id = uuidv7()
+  const v = { workspaceId: place.workspaceId, channelId: place.channelId, guestId: guest.id }
+  let created
+  try {
+    created = await insertConversation(tx, v, id, deps.config.VISITOR_OPEN_CONVERSATIONS_MAX, { subject: c.mail.subject || null, ref: newEmailRef() })
+  } catch (err) {
+    if (err instanceof AppError && err.statusCode === 409) return null
+    throw err
+  }
+  const message = await insertFirstGuestMessage(tx, { id, ...v, ...created }, guest.name, bodyOf(c.mail, null), undefined, batch)
+  const r = await recordMail(tx, place, c.uid, c.mail, c.files, { id: message.id, conversationId: id }, false)
+  const view: PendingView = { row: { id } }
+  batch.pending.push(view)
+  batch.after.push(async () => {
+    if (view.conversation) await publishStarted(deps, view.conversation, message, r.attached)
+    if (r.note) await publishNote(deps, id, r.note)
+  })
+  return id
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { ImapFlow } from 'imapflow'
 import type { Config } from '../config.js'
 import type { Deps } from '../context.js'
-import { importMail, type ReaderPlace } from './inbound.js'
+import { importBatch, parseBatch, type FetchedMail, type ParsedBatch, type ReaderPlace } from './inbound.js'
 import { channelMailSettings, type ChannelMailSettings } from './secrets.js'
 import { mailErrorText } from './transport.js'
 
@@ -21,8 +21,9 @@ import { mailErrorText } from './transport.js'
  * - Fencing: an import commits only while its process holds an unexpired lease on the same
  *   mailbox generation (advancePlace, in the import's transaction), so a paused or partitioned
  *   former holder can never import after a takeover. A holder whose renewal fails stops reading.
- * - The place (UIDVALIDITY, last UID) moves in each import's own transaction: a restart or a
- *   takeover resumes after the last committed mail; a mail seen twice is stored once (Message-ID).
+ * - The place (UIDVALIDITY, last UID) moves in each import's own transaction (a batch of mails
+ *   commits whole or not at all): a restart or a takeover resumes after the last committed mail;
+ *   a mail seen twice is stored once (Message-ID).
  */
 export interface MailReaders {
   /** Starts the lease rounds (the API process with JOBS_WORKER). */
@@ -36,8 +37,10 @@ export interface MailReaders {
   readonly holder: string
 }
 
-/** IMAP fetches this many mails' sources at a time (memory: a batch of mails). */
-export const FETCH_BATCH = 25
+/** IMAP fetches this many mails' sources at a time, imported in one transaction (importBatch). */
+export const FETCH_BATCH = 100
+/** ... and at most this many bytes of them (a larger mail is a batch of its own): memory holds one batch. */
+export const FETCH_BATCH_BYTES = 8 * 1024 * 1024
 /** Mails larger than this are fetched cut to it: their text and headers, no original.eml (over 25 MiB anyway). */
 export const FETCH_MAX_BYTES = 26 * 1024 * 1024
 
@@ -239,7 +242,7 @@ class MailboxReader {
     }
   }
 
-  /** Imports every mail after the stored place, in UID order, each in its own transaction. */
+  /** Imports every mail after the stored place, in UID order, a batch per transaction (importBatch). */
   private async sync(client: ImapFlow, settings: ChannelMailSettings) {
     // A NOOP first: the server reports new mail (EXISTS) even where IDLE is missing or was lost.
     await client.noop()
@@ -250,41 +253,60 @@ class MailboxReader {
     if (box.exists === 0) return
     const place: ReaderPlace = { channelId: this.channelId, workspaceId: settings.workspaceId, address: settings.address, holder: this.holder, uidValidity }
     for (;;) {
-      // Sizes first (cheap), then the sources a batch at a time: memory holds one batch.
+      // Sizes first (cheap), then the sources a batch at a time.
       const listed: { uid: number; size: number }[] = []
       for await (const m of client.fetch(`${last + 1}:*`, { uid: true, size: true }, { uid: true })) {
         if (m.uid > last) listed.push({ uid: m.uid, size: m.size ?? 0 })
       }
       if (listed.length === 0) return
       listed.sort((a, b) => a.uid - b.uid)
-      for (let i = 0; i < listed.length; i += FETCH_BATCH) {
+      const batches: { uid: number; size: number }[][] = []
+      for (let i = 0; i < listed.length; ) {
+        let end = i + 1
+        for (let bytes = listed[i]!.size; end < listed.length && end - i < FETCH_BATCH && bytes + listed[end]!.size <= FETCH_BATCH_BYTES; end++) bytes += listed[end]!.size
+        batches.push(listed.slice(i, end))
+        i = end
+      }
+      // The next batch is fetched and parsed while the current one's transaction runs (the parse
+      // is CPU, the transaction mostly waits for PostgreSQL): memory holds two batches at most.
+      const load = (b: number) => {
+        const p = this.load(client, batches[b]!)
+        p.catch(() => {}) // awaited below, or dropped when the reader stops
+        return p
+      }
+      let next = load(0)
+      for (let b = 0; b < batches.length; b++) {
         if (this.stopped) return
-        const batch = listed.slice(i, i + FETCH_BATCH)
-        const small = batch.filter((m) => m.size <= FETCH_MAX_BYTES).map((m) => m.uid)
-        const sources = new Map<number, Buffer>()
-        if (small.length > 0) {
-          for await (const m of client.fetch(small.join(','), { uid: true, source: true }, { uid: true })) if (m.source) sources.set(m.uid, m.source)
+        const batch = batches[b]!
+        const current = await next
+        if (b + 1 < batches.length) next = load(b + 1)
+        const outcomes = await importBatch(this.deps, place, current.mails, current.parsed)
+        if (outcomes.includes('lease-lost')) {
+          this.stopped = true
+          this.deps.log.warn({ channelId: this.channelId }, 'mailbox lease lost; this process stops reading it')
+          return
         }
-        for (const m of batch) {
-          if (m.size > FETCH_MAX_BYTES) {
-            const cut = await client.fetchOne(String(m.uid), { uid: true, source: { start: 0, maxLength: FETCH_MAX_BYTES } }, { uid: true })
-            if (cut && cut.source) sources.set(m.uid, cut.source)
-          }
-        }
-        for (const m of batch) {
-          if (this.stopped) return
-          const raw = sources.get(m.uid)
-          // Expunged between the listing and the fetch: nothing to import, the place moves past it.
-          const outcome = await importMail(this.deps, place, m.uid, raw ?? Buffer.from(''))
-          if (outcome === 'lease-lost') {
-            this.stopped = true
-            this.deps.log.warn({ channelId: this.channelId }, 'mailbox lease lost; this process stops reading it')
-            return
-          }
-          last = m.uid
-        }
+        last = batch[batch.length - 1]!.uid
       }
     }
+  }
+
+  /** A batch's sources (a mail over FETCH_MAX_BYTES cut to it; an expunged one empty), parsed. */
+  private async load(client: ImapFlow, batch: { uid: number; size: number }[]): Promise<{ mails: FetchedMail[]; parsed: ParsedBatch }> {
+    const small = batch.filter((m) => m.size <= FETCH_MAX_BYTES).map((m) => m.uid)
+    const sources = new Map<number, Buffer>()
+    if (small.length > 0) {
+      for await (const m of client.fetch(small.join(','), { uid: true, source: true }, { uid: true })) if (m.source) sources.set(m.uid, m.source)
+    }
+    for (const m of batch) {
+      if (m.size > FETCH_MAX_BYTES) {
+        const cut = await client.fetchOne(String(m.uid), { uid: true, source: { start: 0, maxLength: FETCH_MAX_BYTES } }, { uid: true })
+        if (cut && cut.source) sources.set(m.uid, cut.source)
+      }
+    }
+    // Expunged between the listing and the fetch: nothing to import, the place moves past it.
+    const mails = batch.map((m) => ({ uid: m.uid, raw: sources.get(m.uid) ?? Buffer.alloc(0) }))
+    return { mails, parsed: await parseBatch(mails) }
   }
 
   /**
