@@ -2,7 +2,7 @@ import type { Deps } from '../context.js'
 import type { SlaTarget } from '../db/schema.js'
 import { iso } from '../time.js'
 import { conversationRooms } from '../conversations/visibility.js'
-import { recordBreach, type SlaBreach } from './sync.js'
+import { recordBreaches, type SlaBreach } from './sync.js'
 import { startSweeper, type Sweeper } from '../sweeper.js'
 
 /**
@@ -67,12 +67,8 @@ async function breachConversation(deps: Deps, id: string): Promise<SlaBreach[]> 
       UPDATE sla_targets SET breached = true
       WHERE conversation_id = ${id} AND due_at IS NOT NULL AND NOT breached AND due_at <= clock_timestamp()
       RETURNING target, cycle, policy_id AS "policyId", due_at AS "dueAt"`
-    const out: SlaBreach[] = []
-    for (const t of targets) {
-      const b = await recordBreach(sql, c, t.policyId, t.target, t.cycle, t.dueAt)
-      if (b) out.push(b)
-    }
-    return out
+    const recorded = await recordBreaches(sql, targets.map((t) => ({ c, policyId: t.policyId, target: t.target, cycle: t.cycle, dueAt: t.dueAt })))
+    return recorded.filter((b) => b !== null)
   })
 }
 
