@@ -3,6 +3,7 @@ import type { Transaction } from '../db/client.js'
 import type { SlaBreach, SlaChange } from '../sla/sync.js'
 import type { CountersDelta } from './counters.js'
 import type { LockedConversation } from './lifecycle.js'
+import type { MembersRooms } from './visibility.js'
 
 /**
  * Many conversations' changes in one transaction: a bulk request (API.md section 17,
@@ -48,6 +49,12 @@ export interface ConversationBatch {
   readonly counters: CountersDelta
   /** Each change's after-commit work, in order. */
   readonly after: (() => Promise<void>)[]
+  /**
+   * Who may see a conversation, for its events after the commit: read once per team for the whole
+   * batch (the rooms of members-only events depend on the workspace and the team alone), not two
+   * statements per conversation.
+   */
+  readonly membersRooms: MembersRooms
 }
 
 /** A change's view after it: undefined until read. */

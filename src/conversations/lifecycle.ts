@@ -11,7 +11,7 @@ import { isUuid } from '../uuid.js'
 import { deferRollups, flushRollups, forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation, type RolledEvent } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { addHistory } from './history.js'
-import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
+import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo, type MembersRooms } from './visibility.js'
 import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue, teamOfWorkspace } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
 import { slaAfterChange, slaAfterChanges, slaOnCreate, type SlaBreach } from '../sla/sync.js'
@@ -106,7 +106,7 @@ export async function mutateConversation<T = undefined>(
   if (batch) {
     out = await changeLocked(ctx, batch.tx, ws, id, change, system, batch)
     addToBatch(batch, out.delta)
-    batch.after.push(() => afterChange(ctx, out))
+    batch.after.push(() => afterChange(ctx, out, batch.membersRooms))
   } else {
     out = await ctx.sql.begin(async (sql) => {
       await lockCountersShared(sql, ws)
@@ -223,7 +223,14 @@ export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCt
             ORDER BY id FOR UPDATE`
     const rollups: RolledEvent[] = []
     deferRollups(tx, rollups)
-    const batch: ConversationBatch = { tx, workspaceId, locked: new Map(rows.map((r) => [r.id, r])), sla: [], pending: [], counters: new Map(), after }
+    // After the commit, the members' rooms of each team are read once for all its conversations.
+    const teamRooms = new Map<string, Promise<string[]>>()
+    const membersRooms: MembersRooms = (c) => {
+      const key = `${c.workspaceId}:${c.teamId ?? ''}`
+      if (!teamRooms.has(key)) teamRooms.set(key, conversationRooms(ctx.sql, c, true))
+      return teamRooms.get(key)!
+    }
+    const batch: ConversationBatch = { tx, workspaceId, locked: new Map(rows.map((r) => [r.id, r])), sla: [], pending: [], counters: new Map(), after, membersRooms }
     result = await run({ ...ctx, batch })
     await flushPending(batch)
     // Rollups, then counters: the order of a single change (recorded inside it, counters after).
@@ -240,17 +247,20 @@ export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCt
   return result!
 }
 
-/** After commit: conversation:updated to who may see it, queue positions, routing signals. */
-async function afterChange<T>(ctx: Ctx, out: Changed<T>): Promise<void> {
+/**
+ * After commit: conversation:updated to who may see it, queue positions, routing signals.
+ * `membersRooms` reads who may see it (a batch's reads it once per team: src/conversations/batch.ts).
+ */
+async function afterChange<T>(ctx: Ctx, out: Changed<T>, membersRooms: MembersRooms = (c) => conversationRooms(ctx.sql, c, true)): Promise<void> {
   const { row, m } = out
-  await publishBreaches(ctx, out.breaches)
+  await publishBreaches(ctx, out.breaches, membersRooms)
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const outside = out.conversation && conversationFor(out.conversation, 'outside')
     if (out.conversation && outside) {
       // Members who may see it (a private team's: its members, owners and admins) and the
       // visitor, each as they may see it (conversationFor); one publish when the views are the same.
-      const members = await conversationRooms(ctx.sql, { ...row, teamId: out.conversation.teamId }, true)
+      const members = await membersRooms({ ...row, teamId: out.conversation.teamId })
       if (outside.labels.length !== out.conversation.labels.length || outside.priority !== out.conversation.priority || out.conversation.sla !== null) {
         ctx.events.publish(members, 'conversation:updated', { conversation: out.conversation })
         ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: outside })
@@ -258,7 +268,7 @@ async function afterChange<T>(ctx: Ctx, out: Changed<T>): Promise<void> {
         ctx.events.publish([...members, rooms.guest(row.guestId)], 'conversation:updated', { conversation: out.conversation })
       }
     } else {
-      const to = [...(await conversationRooms(ctx.sql, row, true)), rooms.guest(row.guestId)]
+      const to = [...(await membersRooms(row)), rooms.guest(row.guestId)]
       ctx.events.publish(to, 'conversation:updated', { conversation: { id: row.id, deleted: true } })
     }
   }

@@ -1,7 +1,7 @@
 import type { Deps } from '../context.js'
 import type { SlaTarget } from '../db/schema.js'
 import { iso } from '../time.js'
-import { conversationRooms } from '../conversations/visibility.js'
+import { conversationRooms, type MembersRooms } from '../conversations/visibility.js'
 import { recordBreaches, type SlaBreach } from './sync.js'
 import { startSweeper, type Sweeper } from '../sweeper.js'
 
@@ -19,10 +19,17 @@ import { startSweeper, type Sweeper } from '../sweeper.js'
 /** Due targets looked at per round; a round that fills it runs again at once. */
 export const BREACH_BATCH = 200
 
-/** sla:breached to the members who may see the conversation (a private team's: its members, owners and admins). */
-export async function publishBreaches(deps: Pick<Deps, 'sql' | 'events'>, breaches: SlaBreach[]): Promise<void> {
+/**
+ * sla:breached to the members who may see the conversation (a private team's: its members, owners
+ * and admins). `membersRooms` reads those rooms (a bulk request's reads them once per team).
+ */
+export async function publishBreaches(
+  deps: Pick<Deps, 'sql' | 'events'>,
+  breaches: SlaBreach[],
+  membersRooms: MembersRooms = (c) => conversationRooms(deps.sql, c, true),
+): Promise<void> {
   for (const b of breaches) {
-    const to = await conversationRooms(deps.sql, { workspaceId: b.workspaceId, guestId: b.guestId, teamId: b.teamId }, true)
+    const to = await membersRooms({ workspaceId: b.workspaceId, guestId: b.guestId, teamId: b.teamId })
     deps.events.publish(to, 'sla:breached', { conversationId: b.conversationId, target: b.target, dueAt: iso(b.dueAt) })
   }
 }
