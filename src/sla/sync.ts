@@ -13,7 +13,7 @@ import { replay, type ClockPolicy, type HistoryEvent } from './clock.js'
  * Each step takes a list of conversations and runs a fixed number of set-based statements
  * whatever its length: a single change passes one, a bulk request (src/conversations/batch.ts)
  * the changes of its whole batch at once, just before its commit, so its SLA work is about ten
- * statements per request rather than about eleven per conversation (docs/sla.md, "Bulk"). The
+ * statements per request rather than about eleven per conversation (docs/sla.md, "The clock"). The
  * conversations of one call are distinct, and each is locked by the caller.
  */
 
@@ -156,21 +156,18 @@ export async function slaAfterChanges(sql: Sql, changes: SlaChange[]): Promise<S
   if (repoint.length > 0) {
     await sql`
       UPDATE conversations c SET sla_policy_id = x.policy
-      FROM unnest(${repoint.map((j) => j.before.id)}::uuid[], ${repoint.map((j) => policyOf.get(j.before.id)!)}::uuid[]) AS x(id, policy)
+      FROM unnest(${repoint.map((j) => j.before.id)}::uuid[], ${repoint.map((j) => policyOf.get(j.before.id) ?? null)}::uuid[]) AS x(id, policy)
       WHERE c.id = x.id`
   }
   const sync: { at: number; c: SlaConversation }[] = []
   judged.forEach(({ before, cur }, i) => {
-    const policy = policyOf.get(before.id)!
+    const policy = policyOf.get(before.id) ?? null
     const moved = policy !== before.slaPolicyId || cur.status !== before.status || cur.publicMessages !== before.publicMessages
     // Without a policy before or after there is nothing to keep (no targets, no due date).
     if (!moved || (policy === null && before.slaPolicyId === null)) return
     sync.push({ at: i, c: { ...before, teamId: cur.teamId, channelId: cur.channelId, assignedAgentId: cur.assignedAgentId } })
   })
-  const breaches = await syncSlaAll(
-    sql,
-    sync.map((s) => s.c),
-  )
+  const breaches = await syncSlaAll(sql, sync.map((s) => s.c))
   const liveAt = changes.flatMap((c, i) => (c.deleted ? [] : [i]))
   sync.forEach((s, k) => (out[liveAt[s.at]] = breaches[k]))
   return out
