@@ -122,15 +122,22 @@ export async function flushRollups(sql: Sql, events: RolledEvent[]): Promise<voi
  * moment of the event (API.md section 16), whatever it becomes later.
  */
 async function record(sql: Sql, c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId'>, events: EventInput[]): Promise<void> {
+  await recordAll(sql, events.map((e) => ({ ...e, c })))
+}
+
+/** Events of one or more conversations (a bulk request's SLA outcomes, src/sla/sync.ts), in one statement. */
+async function recordAll(sql: Sql, events: (EventInput & { c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId'> })[]): Promise<void> {
   if (events.length === 0) return
   const insert = sql`
     INSERT INTO metric_events (workspace_id, conversation_id, kind, seq, channel_id, agent_id, team_id, value, occurred_at)
-    SELECT ${c.workspaceId}::uuid, ${c.id}::uuid, e.kind, e.seq, ${c.channelId}::uuid, e.agent_id,
-           (SELECT team_id FROM conversations WHERE id = ${c.id}::uuid),
+    SELECT e.workspace_id, e.conversation_id, e.kind, e.seq, e.channel_id, e.agent_id,
+           (SELECT team_id FROM conversations WHERE id = e.conversation_id),
            COALESCE(extract(epoch FROM e.at - e.since)::float8, e.value), e.at
-    FROM unnest(${events.map((e) => e.kind)}::text[], ${events.map((e) => e.seq)}::int[], ${events.map((e) => e.agentId)}::text[],
+    FROM unnest(${events.map((e) => e.c.workspaceId)}::uuid[], ${events.map((e) => e.c.id)}::uuid[], ${events.map((e) => e.c.channelId)}::uuid[],
+                ${events.map((e) => e.kind)}::text[], ${events.map((e) => e.seq)}::int[], ${events.map((e) => e.agentId)}::text[],
                 ${events.map((e) => e.at)}::text[]::timestamptz[], ${events.map((e) => e.since ?? null)}::text[]::timestamptz[],
-                ${events.map((e) => e.value ?? null)}::float8[]) AS e(kind, seq, agent_id, at, since, value)
+                ${events.map((e) => e.value ?? null)}::float8[])
+         AS e(workspace_id, conversation_id, channel_id, kind, seq, agent_id, at, since, value)
     ON CONFLICT DO NOTHING
     RETURNING workspace_id, channel_id, agent_id, team_id, kind, value, occurred_at`
   await rollupFrom(sql, insert, 1)
@@ -215,16 +222,19 @@ export async function forgetConversation(sql: Sql, conversationId: string): Prom
   await remove(sql, conversationId, null)
 }
 
+/** An SLA target met or breached: the conversation, the kind, its cycle and time. */
+export interface SlaEvent {
+  c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId' | 'assignedAgentId'>
+  kind: MetricKind
+  cycle: number
+  at: string
+}
+
 /**
- * An SLA target met or breached (API.md section 18, src/sla/sync.ts), attributed to the assignee at
- * that moment; the key (conversation, kind, cycle) makes a retry or a second replica count once.
+ * SLA targets met or breached (API.md section 18, src/sla/sync.ts), of one conversation or of a
+ * bulk request's many, in one statement; each attributed to the assignee at that moment; the key
+ * (conversation, kind, cycle) makes a retry or a second replica count once.
  */
-export async function recordSla(
-  sql: Sql,
-  c: Pick<MetricConversation, 'id' | 'workspaceId' | 'channelId' | 'assignedAgentId'>,
-  kind: MetricKind,
-  cycle: number,
-  at: string,
-): Promise<void> {
-  await record(sql, c, [{ kind, seq: cycle, agentId: c.assignedAgentId, at }])
+export async function recordSla(sql: Sql, events: SlaEvent[]): Promise<void> {
+  await recordAll(sql, events.map((e) => ({ c: e.c, kind: e.kind, seq: e.cycle, agentId: e.c.assignedAgentId, at: e.at })))
 }

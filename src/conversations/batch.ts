@@ -1,7 +1,9 @@
 import type { ConversationView } from '../../schemas/conversations.js'
 import type { Transaction } from '../db/client.js'
+import type { SlaBreach, SlaChange } from '../sla/sync.js'
 import type { CountersDelta } from './counters.js'
 import type { LockedConversation } from './lifecycle.js'
+import type { MembersRooms } from './visibility.js'
 
 /**
  * Many conversations' changes in one transaction: a bulk request (API.md section 17,
@@ -18,8 +20,11 @@ import type { LockedConversation } from './lifecycle.js'
  * single requests) lock them in the same order. The conversation rows themselves are locked at
  * the start, in id order, for the same reason, and read there once: a change uses that read
  * instead of its own lookup. The views its events carry are read together, before the commit
- * (at once, before a second change of the same conversation). Round trips per conversation are
- * then the change's own statements only (inOneTransaction, src/conversations/lifecycle.ts).
+ * (at once, before a second change of the same conversation), and so is the SLA step that follows
+ * every change (status log, policy matching, targets, breaches: a fixed number of set-based
+ * statements for all of them, src/sla/sync.ts, just before the views). Round trips per
+ * conversation are then the change's own statements only (inOneTransaction,
+ * src/conversations/lifecycle.ts).
  *
  * No savepoints: a conversation the caller may not see fails at its lookup, before anything is
  * written, and the batch goes on (its row answers 404); any other failure inside a change (which
@@ -34,12 +39,23 @@ export interface ConversationBatch {
   readonly workspaceId: string
   /** The rows locked at the start, as mutateConversation reads them, until their first change. */
   readonly locked: Map<string, LockedConversation>
+  /**
+   * Changes whose SLA step (src/sla/sync.ts, slaAfterChanges) is still to run, all at once before
+   * the views are read; the breaches it records go to `breaches`, the change's own list.
+   */
+  readonly sla: (SlaChange & { breaches: SlaBreach[] })[]
   /** Changes whose view (for their conversation:updated) is still to be read, all in one statement. */
   readonly pending: PendingView[]
   /** The sum of the counter deltas of the changes made so far. */
   readonly counters: CountersDelta
   /** Each change's after-commit work, in order. */
   readonly after: (() => Promise<void>)[]
+  /**
+   * Who may see a conversation, for its events after the commit: read once per team for the whole
+   * batch (the rooms of members-only events depend on the workspace and the team alone), not two
+   * statements per conversation.
+   */
+  readonly membersRooms: MembersRooms
 }
 
 /** A change's view after it: undefined until read. */

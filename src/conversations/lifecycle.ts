@@ -11,10 +11,10 @@ import { isUuid } from '../uuid.js'
 import { deferRollups, flushRollups, forgetConversation, recordCreated, recordReopened, recordResolved, type MetricConversation, type RolledEvent } from '../analytics/record.js'
 import { findConversationForCaller } from './access.js'
 import { addHistory } from './history.js'
-import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo } from './visibility.js'
+import { audienceOf, conversationFor, conversationRooms, conversationVisibleTo, type MembersRooms } from './visibility.js'
 import { afterUnassign, queueOnReopen, queueOnTeamChange, recordAssignedFromQueue, teamOfWorkspace } from '../teams/rules.js'
 import { queueOf } from '../teams/queue.js'
-import { slaAfterChange, slaOnCreate, type SlaBreach } from '../sla/sync.js'
+import { slaAfterChange, slaAfterChanges, slaOnCreate, type SlaBreach } from '../sla/sync.js'
 import { publishBreaches } from '../sla/breaches.js'
 import { addToBatch, BatchAborted, type ConversationBatch } from './batch.js'
 import { applyCountersDelta, countersDelta, lockCountersShared, type CountersDelta, type CounterState } from './counters.js'
@@ -106,7 +106,7 @@ export async function mutateConversation<T = undefined>(
   if (batch) {
     out = await changeLocked(ctx, batch.tx, ws, id, change, system, batch)
     addToBatch(batch, out.delta)
-    batch.after.push(() => afterChange(ctx, out))
+    batch.after.push(() => afterChange(ctx, out, batch.membersRooms))
   } else {
     out = await ctx.sql.begin(async (sql) => {
       await lockCountersShared(sql, ws)
@@ -142,9 +142,10 @@ async function changeLocked<T>(
   system?: SystemMutation,
   batch?: ConversationBatch,
 ): Promise<Changed<T>> {
-  // In a batch: a conversation changed before in it has its view read first (its events show
-  // the state after that change); a row locked at the start is not looked up again.
-  if (batch?.pending.some((p) => p.row.id === id)) await readPendingViews(batch)
+  // In a batch: a conversation changed before in it has its service levels and its view brought
+  // up to date first (its events show the state after that change, and this change's SLA step
+  // compares with it); a row locked at the start is not looked up again.
+  if (batch?.pending.some((p) => p.row.id === id) || batch?.sla.some((p) => p.before.id === id)) await flushPending(batch)
   let row = batch?.locked.get(id)
   if (row) batch!.locked.delete(id)
   else {
@@ -158,11 +159,16 @@ async function changeLocked<T>(
   try {
     const m = await change(sql, row)
     const delta = m.after ? countersDelta(row, m.after) : new Map()
-    // Service levels follow every change: status log, matching, targets (src/sla/sync.ts).
-    const breaches = m.after ? await slaAfterChange(sql, row, m.after.deleted) : []
-    if (m.after?.deleted) return { row, m, delta, conversation: null, breaches }
-    if (!batch) return { row, m, delta, conversation: await viewAfterChange(sql, id), breaches }
-    const out: Changed<T> = { row, m, delta, breaches }
+    if (!batch) {
+      // Service levels follow every change: status log, matching, targets (src/sla/sync.ts).
+      const breaches = m.after ? await slaAfterChange(sql, row, m.after.deleted) : []
+      return { row, m, delta, conversation: m.after?.deleted ? null : await viewAfterChange(sql, id), breaches }
+    }
+    // In a batch, the same SLA step runs for all its changes at once before the views are read
+    // (flushPending): a few statements per batch instead of about eleven per conversation.
+    const out: Changed<T> = { row, m, delta, breaches: [] }
+    if (m.after) batch.sla.push({ before: { ...row }, deleted: m.after.deleted, breaches: out.breaches })
+    if (m.after?.deleted) return { ...out, conversation: null }
     batch.pending.push(out)
     return out
   } catch (err) {
@@ -171,8 +177,17 @@ async function changeLocked<T>(
   }
 }
 
-/** Reads the views of the batch's changes that have none yet, in one statement. */
-async function readPendingViews(batch: ConversationBatch): Promise<void> {
+/**
+ * The batch's deferred work, in the order of a single change: the SLA step of the changes that
+ * have not had it (slaAfterChanges, their breaches added to each change's), then the views of
+ * those that have none yet, in one statement.
+ */
+async function flushPending(batch: ConversationBatch): Promise<void> {
+  const sla = batch.sla.splice(0)
+  if (sla.length > 0) {
+    const breaches = await slaAfterChanges(batch.tx, sla)
+    sla.forEach((p, i) => p.breaches.push(...breaches[i]))
+  }
   const pending = batch.pending.splice(0)
   if (pending.length === 0) return
   const { tx } = batch
@@ -186,7 +201,7 @@ async function readPendingViews(batch: ConversationBatch): Promise<void> {
 /**
  * Many conversations' changes in one transaction (a bulk request; src/conversations/batch.ts):
  * `run` gets a context whose conversation changes (each through mutateConversation) join it.
- * Before the commit, the views, the analytics rollups and the counter deltas are written once;
+ * Before the commit, the SLA step, the views, the analytics rollups and the counter deltas run once;
  * after it, each change's after-commit work runs, in order. Throws when the transaction as a
  * whole fails (nothing of it committed): the caller may then apply the changes one by one.
  * Errors of the after-commit work are logged, never thrown: the changes are made. `system`: the
@@ -210,9 +225,16 @@ export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCt
             ORDER BY id FOR UPDATE`
     const rollups: RolledEvent[] = []
     deferRollups(tx, rollups)
-    const batch: ConversationBatch = { tx, workspaceId, locked: new Map(rows.map((r) => [r.id, r])), pending: [], counters: new Map(), after }
+    // After the commit, the members' rooms of each team are read once for all its conversations.
+    const teamRooms = new Map<string, Promise<string[]>>()
+    const membersRooms: MembersRooms = (c) => {
+      const key = `${c.workspaceId}:${c.teamId ?? ''}`
+      if (!teamRooms.has(key)) teamRooms.set(key, conversationRooms(ctx.sql, c, true))
+      return teamRooms.get(key)!
+    }
+    const batch: ConversationBatch = { tx, workspaceId, locked: new Map(rows.map((r) => [r.id, r])), sla: [], pending: [], counters: new Map(), after, membersRooms }
     result = await run({ ...ctx, batch })
-    await readPendingViews(batch)
+    await flushPending(batch)
     // Rollups, then counters: the order of a single change (recorded inside it, counters after).
     await flushRollups(tx, rollups)
     await applyCountersDelta(tx, workspaceId, batch.counters)
@@ -227,17 +249,20 @@ export async function inOneTransaction<T>(ctx: Ctx, ids: string[], run: (batchCt
   return result!
 }
 
-/** After commit: conversation:updated to who may see it, queue positions, routing signals. */
-async function afterChange<T>(ctx: Ctx, out: Changed<T>): Promise<void> {
+/**
+ * After commit: conversation:updated to who may see it, queue positions, routing signals.
+ * `membersRooms` reads who may see it (a batch's reads it once per team: src/conversations/batch.ts).
+ */
+async function afterChange<T>(ctx: Ctx, out: Changed<T>, membersRooms: MembersRooms = (c) => conversationRooms(ctx.sql, c, true)): Promise<void> {
   const { row, m } = out
-  await publishBreaches(ctx, out.breaches)
+  await publishBreaches(ctx, out.breaches, membersRooms)
   const changed = m.after !== undefined
   if (m.publishUpdate ?? changed) {
     const outside = out.conversation && conversationFor(out.conversation, 'outside')
     if (out.conversation && outside) {
       // Members who may see it (a private team's: its members, owners and admins) and the
       // visitor, each as they may see it (conversationFor); one publish when the views are the same.
-      const members = await conversationRooms(ctx.sql, { ...row, teamId: out.conversation.teamId }, true)
+      const members = await membersRooms({ ...row, teamId: out.conversation.teamId })
       if (outside.labels.length !== out.conversation.labels.length || outside.priority !== out.conversation.priority || out.conversation.sla !== null) {
         ctx.events.publish(members, 'conversation:updated', { conversation: out.conversation })
         ctx.events.publish([rooms.guest(row.guestId)], 'conversation:updated', { conversation: outside })
@@ -245,7 +270,7 @@ async function afterChange<T>(ctx: Ctx, out: Changed<T>): Promise<void> {
         ctx.events.publish([...members, rooms.guest(row.guestId)], 'conversation:updated', { conversation: out.conversation })
       }
     } else {
-      const to = [...(await conversationRooms(ctx.sql, row, true)), rooms.guest(row.guestId)]
+      const to = [...(await membersRooms(row)), rooms.guest(row.guestId)]
       ctx.events.publish(to, 'conversation:updated', { conversation: { id: row.id, deleted: true } })
     }
   }

@@ -116,6 +116,9 @@ export async function hiddenTeams(ctx: { sql: Sql; caller: Caller }): Promise<st
   return rows.map((r) => r.id)
 }
 
+/** The members' rooms of a conversation: conversationRooms(sql, c, true), or a batch's memo of it (src/conversations/lifecycle.ts). */
+export type MembersRooms = (conversation: { workspaceId: string; guestId: string; teamId?: string | null }) => Promise<string[]>
+
 /**
  * The rooms an event about a conversation goes to: its workspace's members (or, for a private
  * team's, that team's members and the owners and admins, one member room each) and, unless

@@ -1,8 +1,8 @@
 import type { Deps } from '../context.js'
 import type { SlaTarget } from '../db/schema.js'
 import { iso } from '../time.js'
-import { conversationRooms } from '../conversations/visibility.js'
-import { recordBreach, type SlaBreach } from './sync.js'
+import { conversationRooms, type MembersRooms } from '../conversations/visibility.js'
+import { recordBreaches, type SlaBreach } from './sync.js'
 import { startSweeper, type Sweeper } from '../sweeper.js'
 
 /**
@@ -19,10 +19,17 @@ import { startSweeper, type Sweeper } from '../sweeper.js'
 /** Due targets looked at per round; a round that fills it runs again at once. */
 export const BREACH_BATCH = 200
 
-/** sla:breached to the members who may see the conversation (a private team's: its members, owners and admins). */
-export async function publishBreaches(deps: Pick<Deps, 'sql' | 'events'>, breaches: SlaBreach[]): Promise<void> {
+/**
+ * sla:breached to the members who may see the conversation (a private team's: its members, owners
+ * and admins). `membersRooms` reads those rooms (a bulk request's reads them once per team).
+ */
+export async function publishBreaches(
+  deps: Pick<Deps, 'sql' | 'events'>,
+  breaches: SlaBreach[],
+  membersRooms: MembersRooms = (c) => conversationRooms(deps.sql, c, true),
+): Promise<void> {
   for (const b of breaches) {
-    const to = await conversationRooms(deps.sql, { workspaceId: b.workspaceId, guestId: b.guestId, teamId: b.teamId }, true)
+    const to = await membersRooms({ workspaceId: b.workspaceId, guestId: b.guestId, teamId: b.teamId })
     deps.events.publish(to, 'sla:breached', { conversationId: b.conversationId, target: b.target, dueAt: iso(b.dueAt) })
   }
 }
@@ -67,12 +74,8 @@ async function breachConversation(deps: Deps, id: string): Promise<SlaBreach[]> 
       UPDATE sla_targets SET breached = true
       WHERE conversation_id = ${id} AND due_at IS NOT NULL AND NOT breached AND due_at <= clock_timestamp()
       RETURNING target, cycle, policy_id AS "policyId", due_at AS "dueAt"`
-    const out: SlaBreach[] = []
-    for (const t of targets) {
-      const b = await recordBreach(sql, c, t.policyId, t.target, t.cycle, t.dueAt)
-      if (b) out.push(b)
-    }
-    return out
+    const recorded = await recordBreaches(sql, targets.map((t) => ({ c, policyId: t.policyId, target: t.target, cycle: t.cycle, dueAt: t.dueAt })))
+    return recorded.filter((b) => b !== null)
   })
 }
 

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { recordResolved } from '../../src/analytics/record.js'
 import type { App } from '../../src/app.js'
 import type { Caller } from '../../src/auth/callers.js'
@@ -10,13 +10,16 @@ import type { Log } from '../../src/logger.js'
 import { bulkAction } from '../../src/triage/bulk.js'
 import { build, seedGuest, seedWorkspace, type SeededWorkspace } from '../helper.js'
 import { listenEvents, patch, send, startConversation } from '../conversations/fixtures.js'
+import { sweepBreaches } from '../../src/sla/breaches.js'
+import { createPolicy, getConversation } from '../sla/fixtures.js'
 
 /**
  * A bulk request's one transaction (src/conversations/batch.ts, docs/triage.md "Bulk"): the
  * counters and analytics rollups it applies once before commit equal what single requests would
  * have left, events wait for the commit, a change failing after it wrote aborts the whole (and
  * the bulk then runs each conversation on its own), and concurrent bulks over the same rows in
- * opposite orders neither deadlock nor fall back.
+ * opposite orders neither deadlock nor fall back; the SLA step run once for the whole batch leaves
+ * what single requests leave.
  */
 
 /** Rollups summed over their slots, rows that net to zero left out (test/analytics/metrics-property.test.ts). */
@@ -179,4 +182,111 @@ t.test('concurrent bulks over the same conversations in opposite orders: no dead
   t.equal(n, ids.length)
   t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })).json().corrected, false)
   t.ok(await rollupsExact(app, ws.workspaceId), 'the rollups equal a rebuild from the events')
+})
+
+t.test('a bulk with running SLA targets leaves the targets, breaches, status log and metrics single requests leave', async (t) => {
+  const { app } = await build(t, { env: { ROUTING_SWEEP_MS: '0', JOBS_WORKER: 'false' } })
+  // No sweeper of its own: the test sweeps when it wants breaches recorded.
+  const ws = await seedWorkspace(app)
+  const warnings: unknown[] = []
+  const ctx = memberCtx(app, ws, warnings)
+  const { sql } = app.deps
+  // Urgent is first (created first): matched again when the priority moves to high (bulk priority vs PATCH priority).
+  const urgent = await createPolicy(app, ws, { name: 'Urgent', firstResponseMinutes: 5, resolutionMinutes: 10, appliesTo: { priorities: ['high'] } })
+  const policy = await createPolicy(app, ws, { name: 'Std', firstResponseMinutes: 60, nextResponseMinutes: 30, resolutionMinutes: 120 })
+
+  // Pairs built the same way: [bulk's, single's]. Kinds: a guest waiting; answered (first response
+  // met, next response running); three hours old (every target overdue at the close); the same
+  // already swept (breach rows and flags exist); no policy at all.
+  const kinds = ['waiting', 'answered', 'overdue', 'swept', 'none'] as const
+  const pairs: Record<(typeof kinds)[number], [string, string]> = {} as never
+  for (const kind of kinds) {
+    const pair: string[] = []
+    for (const side of ['bulk', 'single']) {
+      const guest = await seedGuest(app, ws, `${kind}-${side}`)
+      const c = await startConversation(app, guest)
+      await send(app, guest.headers, c.id, 'hello')
+      if (kind !== 'waiting') {
+        await patch(app, ws.admin.headers, c.id, 'assign-agent', { agentId: ws.agent.userId })
+        await send(app, ws.agent.headers, c.id, 'hi')
+        await send(app, guest.headers, c.id, 'still there?')
+      }
+      pair.push(c.id)
+    }
+    pairs[kind] = pair as [string, string]
+  }
+  const overdue = [...pairs.overdue, ...pairs.swept]
+  for (const table of ['conversations SET created_at = created_at', 'messages SET created_at = created_at', 'conversation_status_log SET at = at']) {
+    const id = table.startsWith('conversations') ? 'id' : 'conversation_id'
+    await sql.unsafe(`UPDATE ${table} - interval '3 hours' WHERE ${id} = ANY($1::uuid[])`, [overdue])
+  }
+  await sql`UPDATE sla_targets SET due_at = due_at - interval '3 hours', started_at = started_at - interval '3 hours' WHERE conversation_id = ANY(${overdue}::uuid[])`
+  await sweepBreaches(app.deps)
+  await sql`DELETE FROM sla_breaches WHERE conversation_id = ANY(${pairs.overdue}::uuid[])`
+  await sql`DELETE FROM metric_events WHERE conversation_id = ANY(${pairs.overdue}::uuid[]) AND kind LIKE 'sla%'`
+  await sql`UPDATE sla_targets SET breached = false WHERE conversation_id = ANY(${pairs.overdue}::uuid[])`
+  await sql`UPDATE conversations SET sla_policy_id = NULL, sla_due_at = NULL WHERE id = ANY(${pairs.none}::uuid[])`
+  await sql`DELETE FROM sla_targets WHERE conversation_id = ANY(${pairs.none}::uuid[])`
+  await sql`SELECT metric_rebuild_rollups()`
+
+  /** What the SLA step leaves of one conversation, its times relative to its creation (the pair's two differ by milliseconds). */
+  const slaState = async (id: string) => {
+    const [c] = await sql<{ policy: string | null; due: boolean; status: string }[]>`
+      SELECT sla_policy_id AS policy, sla_due_at IS NOT NULL AS due, status FROM conversations WHERE id = ${id}`
+    const targets = await sql`
+      SELECT target, cycle, policy_id, breached, due_at IS NULL AS open_ended FROM sla_targets WHERE conversation_id = ${id} ORDER BY target, cycle`
+    const breaches = await sql`SELECT target, cycle, policy_id FROM sla_breaches WHERE conversation_id = ${id} ORDER BY target, cycle`
+    const metrics = await sql`SELECT kind, seq, agent_id, team_id FROM metric_events WHERE conversation_id = ${id} ORDER BY kind, seq`
+    const log = await sql`SELECT status FROM conversation_status_log WHERE conversation_id = ${id} ORDER BY at`
+    const view = (await getConversation(app, ws, id)).sla
+    return { ...c, targets, breaches, metrics, log, sla: view && { status: view.status, breaches: view.breaches, policyId: view.policyId } }
+  }
+  const compare = async (t: Test, what: string) => {
+    for (const kind of kinds) {
+      const [b, s] = await Promise.all(pairs[kind].map(slaState))
+      t.same(b, s, `${what}, ${kind}: as the single request left it`)
+    }
+    t.ok(await rollupsExact(app, ws.workspaceId), 'the rollups equal a rebuild from the events')
+  }
+  const bulkIds = kinds.map((k) => pairs[k][0])
+  const singleIds = kinds.map((k) => pairs[k][1])
+
+  await t.test('close', async (t) => {
+    const before = await slaState(pairs.overdue[0])
+    t.ok(before.targets.length > 0 && before.breaches.length === 0, 'running, overdue, not yet breached')
+    const res = await bulkAction(ctx, { ids: bulkIds, action: 'close' })
+    t.ok(res.results.every((r) => r.statusCode === 200))
+    t.same(warnings, [], 'applied in the one transaction (no fallback)')
+    for (const id of singleIds) t.equal((await patch(app, ws.admin.headers, id, 'close')).statusCode, 200)
+    const after = await slaState(pairs.overdue[0])
+    t.ok(after.breaches.length > 0 && after.metrics.some((m) => String(m.kind).endsWith('_breached')), 'the close recorded the overdue breaches')
+    t.equal((await slaState(pairs.waiting[0])).metrics.filter((m) => m.kind === 'sla_resolution_met').length, 1, 'a resolution met')
+    await compare(t, 'close')
+  })
+
+  await t.test('reopen (new targets), then priority high (matched to another policy), with a repeated id', async (t) => {
+    let res = await bulkAction(ctx, { ids: bulkIds, action: 'reopen' })
+    t.ok(res.results.every((r) => r.statusCode === 200))
+    for (const id of singleIds) t.equal((await patch(app, ws.admin.headers, id, 'reopen')).statusCode, 200)
+    t.ok((await slaState(pairs.waiting[0])).targets.length > 0, 'targets running again')
+    await compare(t, 'reopen')
+    res = await bulkAction(ctx, { ids: [...bulkIds, bulkIds[0]], action: 'priority', priority: 'high' })
+    t.ok(res.results.every((r) => r.statusCode === 200))
+    for (const id of singleIds) t.equal((await patch(app, ws.admin.headers, id, 'priority', { priority: 'high' })).statusCode, 200)
+    t.same(warnings, [], 'no fallback')
+    t.equal((await slaState(pairs.waiting[0])).policy, urgent.id, 'matched to the urgent policy')
+    t.not(urgent.id, policy.id)
+    await compare(t, 'priority')
+  })
+
+  await t.test('delete', async (t) => {
+    const res = await bulkAction(ctx, { ids: bulkIds, action: 'delete' })
+    t.ok(res.results.every((r) => r.statusCode === 204))
+    for (const id of singleIds) t.equal((await app.inject({ method: 'DELETE', url: `/conversations/${id}`, headers: ws.admin.headers, payload: {} })).statusCode, 204)
+    const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sla_targets WHERE conversation_id = ANY(${[...bulkIds, ...singleIds]}::uuid[])`
+    t.equal(n, 0, 'no targets left')
+    const due = await sql`SELECT id FROM conversations WHERE id = ANY(${[...bulkIds, ...singleIds]}::uuid[]) AND sla_due_at IS NOT NULL`
+    t.equal(due.length, 0, 'no due date left')
+    t.same(warnings, [])
+  })
 })

@@ -214,4 +214,18 @@ t.test('bulk team: as PATCH /conversations/:id/team, parameters checked once, pr
     t.equal(await teamOf(d), sales.id)
     t.equal((await app.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })).json().corrected, false)
   })
+
+  await t.test('one bulk over a private team, a public team and no team: each event to its own team\'s rooms (read once per team)', async (t) => {
+    await bulk(insider.headers, { ids: [d], action: 'team', teamId: vip.id })
+    await bulk(insider.headers, { ids: [b], action: 'team', teamId: null })
+    events.clear()
+    const res = await bulk(insider.headers, { ids: [c, d, b, a], action: 'priority', priority: 'low' })
+    t.ok(res.json().results.every((r: { statusCode: number }) => r.statusCode === 200), res.body)
+    await events.settle()
+    const roomsOf = (id: string) => events.events.find((e) => e.event === 'conversation:updated' && e.payload.conversation.id === id)!.rooms
+    for (const id of [a, b, c]) t.ok(roomsOf(id).includes(rooms.workspace(ws.workspaceId)), 'a public or no team: the workspace room')
+    t.notOk(roomsOf(d).includes(rooms.workspace(ws.workspaceId)), 'the private team: not the workspace room')
+    t.ok(roomsOf(d).includes(rooms.member(ws.workspaceId, insider.userId)), 'its member')
+    t.notOk(roomsOf(d).includes(rooms.member(ws.workspaceId, ws.agent.userId)), 'not an outsider')
+  })
 })
