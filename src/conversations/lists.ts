@@ -178,18 +178,23 @@ const byPriority = (r: Resolved) => r.sortBy === 'priority'
 const pinnedFirst = (kind: ListKind) => kind !== 'closed'
 
 /**
- * One section's page keys: a range scan of one list index, newest or oldest first, after the
- * cursor, on `conversations` alone (the page's other tables are read by pageRowsQuery). Exported
- * (not awaited) so the EXPLAIN script and the raw-SQL ceiling run exactly the query the route runs.
- *
- * Why two statements (docs/lists.md, "Keys, then rows"): postgres.js prepares every statement, and
- * Postgres re-plans a prepared statement on every execution (a custom plan) whenever its plan
- * depends on the parameters' values, as the team and label filters' do. Planning the whole page
- * (five tables, the select list's sub-queries) took ~1.3 ms, more than running it; this statement
- * alone plans in ~0.4 ms, and pageRowsQuery's plan never depends on its values (a generic plan,
- * planned once per connection). A rare label's GIN plan also sorts only these narrow rows.
+ * Whether a list reads its page's keys apart from its rows (docs/lists.md, "Keys, then rows"):
+ * postgres.js prepares every statement, and Postgres re-plans a prepared statement on every
+ * execution (a custom plan) when its generic plan is estimated dearer than the custom ones, as
+ * for the label and team filters (a label's generic plan is the GIN index at a guessed 0.5%; a
+ * team's estimate from ndistinct differs from the value's). Planning the whole page (five tables,
+ * the select list's sub-queries) took ~1.3 ms, more than running it; the keys statement alone plans
+ * in ~0.5 ms, and the rows statement (pageRowsQuery) has a generic plan. The other lists keep
+ * their generic plans and read keys and rows in one statement (one round trip fewer per page).
  */
-export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): Query<ListKey[]> {
+export const keysApart = (r: Resolved) => r.labelIds !== undefined || r.teamId !== undefined
+
+/**
+ * One section's query: a range scan of one list index, newest or oldest first, after the cursor:
+ * the page's keys with their rows, or the keys alone on `conversations` when keysApart. Exported
+ * (not awaited) so the EXPLAIN script and the raw-SQL ceiling run exactly the query the route runs.
+ */
+export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): Query<SectionRow[]> {
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
@@ -228,9 +233,11 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
         ? sql`AND c.sla_policy_id IS NOT NULL AND EXISTS (SELECT 1 FROM sla_breaches sb WHERE sb.conversation_id = c.id AND sb.policy_id = c.sla_policy_id)`
         : sql``
   const team = r.teamId === 'none' ? sql`AND c.team_id IS NULL` : r.teamId ? sql`AND c.team_id = ${r.teamId}::uuid` : sql``
-  return sql<ListKey[]>`
-    SELECT c.id, c.pinned, ${t} AS "sortValue", c.priority_rank AS "sortRank"
-    FROM conversations c
+  const select = keysApart(r)
+    ? sql`c.id, c.pinned, ${t} AS "sortValue", c.priority_rank AS "sortRank" FROM conversations c`
+    : sql`${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue", c.priority_rank AS "sortRank" FROM ${sql.unsafe(CONVERSATION_FROM)}`
+  return sql<SectionRow[]>`
+    SELECT ${select}
     WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
       ${pinned} ${channel} ${unassigned} ${read} ${labels} ${priority} ${assignee} ${team} ${sla} ${after}
     ORDER BY ${order}
@@ -238,10 +245,9 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
 }
 
 /**
- * The rows of a page's keys, in any order (the caller orders them by the keys). The same text for
- * every list, filter and page, and a plan that does not depend on the ids: one generic plan per
- * connection. The visibility rule holds here too: a row deleted or hidden between the two
- * statements is left out of the page (the cursor still moves past its key).
+ * The rows of a page's keys (keysApart), in any order (pageRows orders them by the keys). The same
+ * text for every list, filter and page, and a plan that does not depend on the ids: one generic
+ * plan per connection. The visibility rule holds here too.
  */
 export function pageRowsQuery(sql: Sql, caller: ListCaller, ids: string[]): Query<ConversationRecord[]> {
   return sql<ConversationRecord[]>`
@@ -250,10 +256,15 @@ export function pageRowsQuery(sql: Sql, caller: ListCaller, ids: string[]): Quer
     WHERE c.id = ANY(${ids}::uuid[]) AND ${conversationVisibleTo(sql, { kind: 'member', ...caller }, 'c')}`
 }
 
-/** A page's keys with their rows, in the keys' order; `row` is null for a row gone since its key was read. */
-export async function pageRows(sql: Sql, caller: ListCaller, keys: ListKey[]): Promise<(ListKey & { row: ConversationRecord | null })[]> {
+/**
+ * The page's keys with their rows, in the keys' order. When keysApart, the rows are read by id: a
+ * row deleted or hidden since its key was read has `row: null` and is left out of the page, while
+ * the cursor (taken from the keys) still moves past it, so the walk neither ends early nor repeats.
+ */
+export async function pageRows(sql: Sql, r: Resolved, keys: SectionRow[]): Promise<PageRow[]> {
+  if (!keysApart(r)) return keys.map((k) => ({ ...k, row: k as ListKey & ConversationRecord }))
   if (keys.length === 0) return []
-  const byId = new Map((await pageRowsQuery(sql, caller, keys.map((k) => k.id))).map((row) => [row.id, row]))
+  const byId = new Map((await pageRowsQuery(sql, r.caller, keys.map((k) => k.id))).map((row) => [row.id, row]))
   return keys.map((k) => ({ ...k, row: byId.get(k.id) ?? null }))
 }
 
@@ -268,6 +279,10 @@ function lit(sql: Sql, limit: number) {
 
 /** A page key: what the cursor needs of a row. */
 export type ListKey = { id: string; pinned: boolean; sortValue: string; sortRank: number }
+/** A section's row: the key alone (keysApart) or with the conversation's row. */
+export type SectionRow = ListKey | (ListKey & ConversationRecord)
+/** A key with its row (null: gone between the key's read and the row's). */
+export type PageRow = ListKey & { row: ConversationRecord | null }
 
 type At = { pinned?: boolean; rank?: number; t: string; id: string }
 
@@ -288,7 +303,6 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
   // closed list on (t, id).
   type Shape = ['bool', 'int', 'timestamp', 'uuid'] | ['bool', 'timestamp', 'uuid'] | ['timestamp', 'uuid']
   const shape: Shape = byPriority(r) ? ['bool', 'int', 'timestamp', 'uuid'] : pinnedFirst(kind) ? ['bool', 'timestamp', 'uuid'] : ['timestamp', 'uuid']
-  type PageRow = ListKey & { row: ConversationRecord | null }
   const page = await keysetPage<PageRow, Shape>(ctx, {
     cursor: q.cursor,
     params: cursorParams(r),
@@ -302,13 +316,13 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
           : key.length === 3
             ? { pinned: key[0], t: key[1], id: key[2] }
             : { t: key[0], id: key[1] }
-      const keys: ListKey[] = []
+      const keys: SectionRow[] = []
       for (const section of sectionsFor(kind, at)) {
         if (keys.length >= want) break
         keys.push(...(await sectionQuery(sql, r, section, want - keys.length)))
       }
-      // The key past the page (want = limit + 1) only says that another page exists: not read.
-      const shown = await pageRows(sql, r.caller, keys.slice(0, want - 1))
+      // The key past the page (want = limit + 1) only says that another page exists: its row is not read.
+      const shown = await pageRows(sql, r, keys.slice(0, want - 1))
       return keys.length === want ? [...shown, { ...keys[want - 1]!, row: null }] : shown
     },
     keyOf: (row) =>

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { build, seedWorkspace, type SeededMember } from '../helper.js'
-import { pageRows } from '../../src/conversations/lists.js'
+import { pageRows, resolveList } from '../../src/conversations/lists.js'
 import { BASE_US, insertChannel, insertConversations, insertGuest } from './seed.js'
 
 type Page = { data: Record<string, any>[]; nextCursor: string | null }
@@ -204,12 +204,13 @@ t.test('conversation lists', async (t) => {
     t.equal(replay.json().code, 'INVALID_CURSOR')
   })
 
-  // A page is its keys (one statement), then its rows by id (another): a row deleted or moved into
-  // a hidden team between the two is left out, the others keep the keys' order, and the key stays
-  // (the cursor is taken from keys, so the walk neither ends early nor repeats).
+  // A label- or team-filtered page is its keys (one statement), then its rows by id (another): a row
+  // deleted or moved into a hidden team between the two is left out, the others keep the keys'
+  // order, and the key stays (the cursor is taken from keys, so the walk neither ends early nor repeats).
   t.test('page rows: a row gone since its key was read is left out, the rest in key order', async (t) => {
     const key = (id: string) => ({ id, pinned: false, sortValue: '', sortRank: 0 })
-    const rows = await pageRows(app.deps.sql, { workspaceId: ws.workspaceId, userId: ws.agent.userId }, [
+    const r = resolveList('open', { workspaceId: ws.workspaceId, userId: ws.agent.userId }, { limit: 20, teamId: 'none' })
+    const rows = await pageRows(app.deps.sql, r, [
       key(middle!.id),
       key(deleted!.id),
       key(foreignIds[0]!),
