@@ -31,8 +31,8 @@ if (mode === 'framework') {
   // LIST_QUERY (JSON): list parameters of the page (the triage ceilings: labelIds, sortBy=priority).
   const query = process.env.LIST_QUERY ? JSON.parse(process.env.LIST_QUERY) : {}
   app.get('/list', async () => {
-    const rows = await listPageOne(sql, workspaceId, 20, query)
-    return { data: rows.slice(0, 20), nextCursor: rows.length > 20 ? 'x' : null }
+    const { rows, more } = await listPageOne(sql, workspaceId, 20, query)
+    return { data: rows, nextCursor: more ? 'x' : null }
   })
   app.addHook('onClose', async () => sql.end({ timeout: 5 }))
 } else if (mode === 'file') {

@@ -1,6 +1,7 @@
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of every conversation-list query, as the routes build them, on a
- * seeded database: 200k conversations in one workspace (plus 50k in another). Writes the plans to
+ * seeded database: 200k conversations in one workspace (plus 50k in another): each list's keys
+ * statement (sectionQuery) and the page's rows statement (pageRowsQuery). Writes the plans to
  * bench/results/lists-explain.txt and fails if any plan sorts or scans the table sequentially.
  *
  *   node --import tsx bench/lists-explain.ts          (EXPLAIN_DB=name to keep/reuse the database)
@@ -9,7 +10,7 @@ import { writeFileSync } from 'node:fs'
 import postgres from 'postgres'
 import { runMigrations } from '../src/db/migrate.js'
 import { agentsQuery } from '../src/conversations/agents.js'
-import { guestHistoryQuery, resolveList, sectionQuery, type ListQuery } from '../src/conversations/lists.js'
+import { guestHistoryQuery, pageRowsQuery, resolveList, sectionQuery, type ListQuery } from '../src/conversations/lists.js'
 
 const ADMIN = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const NAME = process.env.EXPLAIN_DB ?? 'parley_lists_explain'
@@ -138,6 +139,10 @@ async function main() {
   list('open, assignee=none, unpinned', 'open', q({ assignee: 'none' }), { pinned: false })
   list('open, priority=urgent,high, unpinned', 'open', q({ priority: 'urgent,high' }), { pinned: false })
   cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql, { kind: 'member', ...caller }, HEAVY_GUEST, undefined, 21) })
+  // The second statement of every list page: the page's rows by id (one text, a generic plan).
+  const pageIds = (await sql`
+    SELECT id::text AS id FROM conversations WHERE workspace_id = ${WS} AND deleted_at IS NULL AND status = 'OPEN' ORDER BY last_message_at DESC LIMIT 20`).map((r) => r.id as string)
+  cases.push({ name: "a page's rows by id (pageRowsQuery, 20 ids)", query: pageRowsQuery(sql, caller, pageIds) })
   cases.push({
     name: 'available-agents openAssigned (grouped)',
     query: agentsQuery(sql, WS),

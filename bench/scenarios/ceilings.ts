@@ -51,8 +51,8 @@ export async function measureCeiling(run: BenchRun, s: Scenario, listQuery?: Rec
     const page = await probe(run.api.url, { id: 'x', label: 'x', kind: 'read', method: 'GET', path: '/conversations', headers: run.headers.largest })
     let body = page.status === 200 ? page.body : undefined
     if (!body) {
-      const rows = await listPageOne(run.sql, workspaceId, 20)
-      body = JSON.stringify({ data: rows.slice(0, 20).map((r) => toConversationView(r)), nextCursor: 'x'.repeat(160) })
+      const { rows } = await listPageOne(run.sql, workspaceId, 20)
+      body = JSON.stringify({ data: rows.map((r) => toConversationView(r)), nextCursor: 'x'.repeat(160) })
       note = 'page synthesised (list route missing)'
     }
     const file = join(RESULTS_DIR, `.ceiling-body-${process.pid}.json`)

@@ -178,10 +178,23 @@ const byPriority = (r: Resolved) => r.sortBy === 'priority'
 const pinnedFirst = (kind: ListKind) => kind !== 'closed'
 
 /**
- * One section's query: a range scan of one list index, newest or oldest first, after the cursor.
- * Exported (not awaited) so the EXPLAIN script plans exactly the query the route runs.
+ * Whether a list reads its page's keys apart from its rows (docs/lists.md, "Keys, then rows"):
+ * postgres.js prepares every statement, and Postgres re-plans a prepared statement on every
+ * execution (a custom plan) when its generic plan is estimated dearer than the custom ones, as
+ * for the label and team filters (a label's generic plan is the GIN index at a guessed 0.5%; a
+ * team's estimate from ndistinct differs from the value's). Planning the whole page (five tables,
+ * the select list's sub-queries) took ~1.3 ms, more than running it; the keys statement alone plans
+ * in ~0.5 ms, and the rows statement (pageRowsQuery) has a generic plan. The other lists keep
+ * their generic plans and read keys and rows in one statement (one round trip fewer per page).
  */
-export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): Query<ListRow[]> {
+export const keysApart = (r: Resolved) => r.labelIds !== undefined || r.teamId !== undefined
+
+/**
+ * One section's query: a range scan of one list index, newest or oldest first, after the cursor:
+ * the page's keys with their rows, or the keys alone on `conversations` when keysApart. Exported
+ * (not awaited) so the EXPLAIN script and the raw-SQL ceiling run exactly the query the route runs.
+ */
+export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: number): Query<SectionRow[]> {
   const t = sql.unsafe(SORT_EXPR[r.sortBy])
   const dir = sql.unsafe(r.sortOrder === 'desc' ? 'DESC' : 'ASC')
   const cmp = sql.unsafe(r.sortOrder === 'desc' ? '<' : '>')
@@ -220,13 +233,39 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
         ? sql`AND c.sla_policy_id IS NOT NULL AND EXISTS (SELECT 1 FROM sla_breaches sb WHERE sb.conversation_id = c.id AND sb.policy_id = c.sla_policy_id)`
         : sql``
   const team = r.teamId === 'none' ? sql`AND c.team_id IS NULL` : r.teamId ? sql`AND c.team_id = ${r.teamId}::uuid` : sql``
-  return sql<ListRow[]>`
-    SELECT ${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue", c.priority_rank AS "sortRank"
-    FROM ${sql.unsafe(CONVERSATION_FROM)}
+  const select = keysApart(r)
+    ? sql`c.id, c.pinned, ${t} AS "sortValue", c.priority_rank AS "sortRank" FROM conversations c`
+    : sql`${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue", c.priority_rank AS "sortRank" FROM ${sql.unsafe(CONVERSATION_FROM)}`
+  return sql<SectionRow[]>`
+    SELECT ${select}
     WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
       ${pinned} ${channel} ${unassigned} ${read} ${labels} ${priority} ${assignee} ${team} ${sla} ${after}
     ORDER BY ${order}
     LIMIT ${lit(sql, limit)}`
+}
+
+/**
+ * The rows of a page's keys (keysApart), in any order (pageRows orders them by the keys). The same
+ * text for every list, filter and page, and a plan that does not depend on the ids: one generic
+ * plan per connection. The visibility rule holds here too.
+ */
+export function pageRowsQuery(sql: Sql, caller: ListCaller, ids: string[]): Query<ConversationRecord[]> {
+  return sql<ConversationRecord[]>`
+    SELECT ${sql.unsafe(CONVERSATION_SELECT)}
+    FROM ${sql.unsafe(CONVERSATION_FROM)}
+    WHERE c.id = ANY(${ids}::uuid[]) AND ${conversationVisibleTo(sql, { kind: 'member', ...caller }, 'c')}`
+}
+
+/**
+ * The page's keys with their rows, in the keys' order. When keysApart, the rows are read by id: a
+ * row deleted or hidden since its key was read has `row: null` and is left out of the page, while
+ * the cursor (taken from the keys) still moves past it, so the walk neither ends early nor repeats.
+ */
+export async function pageRows(sql: Sql, r: Resolved, keys: SectionRow[]): Promise<PageRow[]> {
+  if (!keysApart(r)) return keys.map((k) => ({ ...k, row: k as ListKey & ConversationRecord }))
+  if (keys.length === 0) return []
+  const byId = new Map((await pageRowsQuery(sql, r.caller, keys.map((k) => k.id))).map((row) => [row.id, row]))
+  return keys.map((k) => ({ ...k, row: byId.get(k.id) ?? null }))
 }
 
 /**
@@ -238,7 +277,12 @@ function lit(sql: Sql, limit: number) {
   return sql.unsafe(String(limit))
 }
 
-type ListRow = ConversationRecord & { sortValue: string; sortRank: number }
+/** A page key: what the cursor needs of a row. */
+export type ListKey = { id: string; pinned: boolean; sortValue: string; sortRank: number }
+/** A section's row: the key alone (keysApart) or with the conversation's row. */
+export type SectionRow = ListKey | (ListKey & ConversationRecord)
+/** A key with its row (null: gone between the key's read and the row's). */
+export type PageRow = ListKey & { row: ConversationRecord | null }
 
 type At = { pinned?: boolean; rank?: number; t: string; id: string }
 
@@ -259,7 +303,7 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
   // closed list on (t, id).
   type Shape = ['bool', 'int', 'timestamp', 'uuid'] | ['bool', 'timestamp', 'uuid'] | ['timestamp', 'uuid']
   const shape: Shape = byPriority(r) ? ['bool', 'int', 'timestamp', 'uuid'] : pinnedFirst(kind) ? ['bool', 'timestamp', 'uuid'] : ['timestamp', 'uuid']
-  const page = await keysetPage<ListRow, Shape>(ctx, {
+  const page = await keysetPage<PageRow, Shape>(ctx, {
     cursor: q.cursor,
     params: cursorParams(r),
     key: shape,
@@ -272,17 +316,19 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
           : key.length === 3
             ? { pinned: key[0], t: key[1], id: key[2] }
             : { t: key[0], id: key[1] }
-      const rows: ListRow[] = []
+      const keys: SectionRow[] = []
       for (const section of sectionsFor(kind, at)) {
-        if (rows.length >= want) break
-        rows.push(...(await sectionQuery(sql, r, section, want - rows.length)))
+        if (keys.length >= want) break
+        keys.push(...(await sectionQuery(sql, r, section, want - keys.length)))
       }
-      return rows
+      // The key past the page (want = limit + 1) only says that another page exists: its row is not read.
+      const shown = await pageRows(sql, r, keys.slice(0, want - 1))
+      return keys.length === want ? [...shown, { ...keys[want - 1]!, row: null }] : shown
     },
     keyOf: (row) =>
       byPriority(r) ? [row.pinned, row.sortRank, row.sortValue, row.id] : pinnedFirst(kind) ? [row.pinned, row.sortValue, row.id] : [row.sortValue, row.id],
   })
-  return { data: page.data.map(toConversationView), nextCursor: page.nextCursor }
+  return { data: page.data.flatMap((k) => (k.row ? [toConversationView(k.row)] : [])), nextCursor: page.nextCursor }
 }
 
 /** That guest's conversations (any status, not deleted), newest first. */

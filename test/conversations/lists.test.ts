@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build, seedWorkspace, type SeededMember } from '../helper.js'
+import { pageRows, resolveList } from '../../src/conversations/lists.js'
 import { BASE_US, insertChannel, insertConversations, insertGuest } from './seed.js'
 
 type Page = { data: Record<string, any>[]; nextCursor: string | null }
@@ -201,6 +202,29 @@ t.test('conversation lists', async (t) => {
     const replay = await get(`/conversations/Myconversation?limit=1&cursor=${mine.json().nextCursor}`, ws.admin)
     t.equal(replay.statusCode, 400)
     t.equal(replay.json().code, 'INVALID_CURSOR')
+  })
+
+  // A label- or team-filtered page is its keys (one statement), then its rows by id (another): a row
+  // deleted or moved into a hidden team between the two is left out, the others keep the keys'
+  // order, and the key stays (the cursor is taken from keys, so the walk neither ends early nor repeats).
+  t.test('page rows: a row gone since its key was read is left out, the rest in key order', async (t) => {
+    const key = (id: string) => ({ id, pinned: false, sortValue: '', sortRank: 0 })
+    const r = resolveList('open', { workspaceId: ws.workspaceId, userId: ws.agent.userId }, { limit: 20, teamId: 'none' })
+    const rows = await pageRows(app.deps.sql, r, [
+      key(middle!.id),
+      key(deleted!.id),
+      key(foreignIds[0]!),
+      key(newest!.id),
+    ])
+    t.same(
+      rows.map((r) => [r.id, r.row?.id ?? null]),
+      [
+        [middle!.id, middle!.id],
+        [deleted!.id, null],
+        [foreignIds[0], null],
+        [newest!.id, newest!.id],
+      ],
+    )
   })
 
   t.test('authentication and workspace isolation', async (t) => {
