@@ -1,9 +1,10 @@
 import { v7 as uuidv7 } from 'uuid'
 import type { App } from '../../src/app.js'
 import { newEmailRef } from '../../src/email/ref.js'
-import { build, seedWorkspace, type SeededWorkspace, type TestContext } from '../helper.js'
+import { spawn } from 'node:child_process'
+import { build, seedWorkspace, testEnv, type SeededWorkspace, type TestContext } from '../helper.js'
 import { startDovecot, type Dovecot } from '../support/dovecot.js'
-import { waitFor } from '../support/processes.js'
+import { freePort, waitFor } from '../support/processes.js'
 
 export const SMTP_AUTH = { user: 'support', pass: 'smtp-pass-S3cret' }
 
@@ -171,4 +172,40 @@ export async function emailSetup(t: TestContext, env: Record<string, string> = {
   const channelId = await createEmailChannel(app, ws, dv)
   await readerReady(app, channelId)
   return { app, databaseUrl, ws, dv, channelId }
+}
+
+const root = new URL('../..', import.meta.url).pathname
+
+/**
+ * A server process of its own (`src/server.ts`) on the test's database, started before any
+ * in-process reader so that it holds the channel's mailbox once `readerReady` says so; the test's
+ * teardown kills it. `kill` is the crash the takeover tests need (SIGKILL, then its exit).
+ */
+export async function readerProcess(
+  t: { teardown: (fn: () => void) => void },
+  app: App,
+  databaseUrl: string,
+  channelId: string,
+  prefix: string,
+): Promise<{ pid: number; kill: () => Promise<void> }> {
+  const port = await freePort()
+  const env = testEnv({ ...FAST_READER_ENV, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_PREFIX: `t:${prefix}${port}:` })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (c) => (out += c))
+  child.stderr.on('data', (c) => (out += c))
+  const exited = new Promise<void>((r) => child.once('exit', () => r()))
+  t.teardown(() => {
+    child.kill('SIGKILL')
+  })
+  await readerReady(app, channelId, 30_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${out}`)
+  })
+  return {
+    pid: child.pid!,
+    kill: async () => {
+      child.kill('SIGKILL')
+      await exited
+    },
+  }
 }

@@ -3,16 +3,14 @@
 // a mail PostgreSQL refuses mid-batch costs only itself (the batch falls back to one transaction
 // per mail), a lost lease writes nothing of the batch, and a killed reader restarted mid-import
 // neither skips nor repeats.
-import { spawn } from 'node:child_process'
 import t from 'tap'
-import { build, seedWorkspace, testEnv, type TestContext } from '../helper.js'
+import { build, seedWorkspace, type TestContext } from '../helper.js'
 import { rawMail, startDovecot } from '../support/dovecot.js'
-import { freePort, waitFor } from '../support/processes.js'
+import { waitFor } from '../support/processes.js'
 import { importBatch, type ReaderPlace } from '../../src/email/inbound.js'
 import type { App } from '../../src/app.js'
-import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerReady } from './fixtures.js'
+import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerProcess, readerReady } from './fixtures.js'
 
-const root = new URL('../..', import.meta.url).pathname
 const mail = (id: string, from: string, extra: Record<string, string> = {}, body = `body ${id}`) =>
   Buffer.from(rawMail({ From: from, Subject: `Mail ${id}`, 'Message-ID': `<${id}@customer.example>`, ...extra }, body))
 
@@ -138,19 +136,7 @@ t.test('a reader killed mid-import: the next one neither skips nor repeats', asy
   await setup.app.deps.mailReaders.stop()
   const { sql } = setup.app.deps
   const channelId = await createEmailChannel(setup.app, ws, dv)
-  const port = await freePort()
-  const env = testEnv({ ...FAST_READER_ENV, DATABASE_URL: setup.databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_PREFIX: `t:batch${port}:` })
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  child.stdout.on('data', (c) => (out += c))
-  child.stderr.on('data', (c) => (out += c))
-  const exited = new Promise((r) => child.once('exit', r))
-  t.teardown(() => {
-    child.kill('SIGKILL')
-  })
-  await readerReady(setup.app, channelId, 30_000).catch((err) => {
-    throw new Error(`${err.message}\n${out}`)
-  })
+  const reader = await readerProcess(t, setup.app, setup.databaseUrl, channelId, 'batch')
   const start = await lastUid(setup.app, channelId)
   // Pause the reader while 400 mails arrive (half of them replies), then let it read: 4 batches.
   await sql`UPDATE channels SET active = false WHERE id = ${channelId}`
@@ -162,8 +148,7 @@ t.test('a reader killed mid-import: the next one neither skips nor repeats', asy
   )
   await sql`UPDATE channels SET active = true WHERE id = ${channelId}`
   await waitFor(async () => (await inboundOf(setup.app, channelId)).length >= 1, 30_000, 20)
-  child.kill('SIGKILL')
-  await exited
+  await reader.kill()
   // What the killed process committed is exactly the mails up to its place: whole batches.
   const place = await lastUid(setup.app, channelId)
   const committed = (await inboundOf(setup.app, channelId)).map((m) => m.header)

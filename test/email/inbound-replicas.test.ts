@@ -1,15 +1,13 @@
 // The mailbox reader across processes (API.md section 19): old mail is not imported, a restart
 // neither skips nor repeats, two replicas import each mail once, and a killed lease holder's
 // mailbox is taken over by another process.
-import { spawn } from 'node:child_process'
 import t from 'tap'
-import { build, seedWorkspace, testEnv } from '../helper.js'
+import { build, seedWorkspace } from '../helper.js'
 import { rawMail, startDovecot } from '../support/dovecot.js'
-import { freePort, waitFor } from '../support/processes.js'
+import { waitFor } from '../support/processes.js'
 import { importMail } from '../../src/email/inbound.js'
-import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerReady } from './fixtures.js'
+import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerProcess, readerReady } from './fixtures.js'
 
-const root = new URL('../..', import.meta.url).pathname
 const mail = (id: string, from = 'customer@customer.example') => rawMail({ From: from, Subject: `Mail ${id}`, 'Message-ID': `<${id}@customer.example>` }, `body ${id}`)
 
 t.test('old mail is not imported; a restart neither skips nor repeats', async (t) => {
@@ -75,28 +73,15 @@ t.test('a killed lease holder: another process takes the mailbox over', async (t
   await setup.app.deps.mailReaders.stop()
   const channelId = await createEmailChannel(setup.app, ws, dv)
 
-  const port = await freePort()
-  const env = testEnv({ ...FAST_READER_ENV, DATABASE_URL: setup.databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_PREFIX: `t:kill${port}:` })
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  child.stdout.on('data', (c) => (out += c))
-  child.stderr.on('data', (c) => (out += c))
-  const exited = new Promise((r) => child.once('exit', r))
-  t.teardown(() => {
-    child.kill('SIGKILL')
-  })
+  const reader = await readerProcess(t, setup.app, setup.databaseUrl, channelId, 'kill')
   const { sql } = setup.app.deps
   const holderOf = async () => (await sql<{ holder: string | null }[]>`SELECT holder FROM email_mailboxes WHERE channel_id = ${channelId}`)[0]?.holder ?? null
-  await readerReady(setup.app, channelId, 30_000).catch((err) => {
-    throw new Error(`${err.message}\n${out}`)
-  })
   const childHolder = await holderOf()
-  t.match(childHolder, new RegExp(`^${child.pid}-`), 'the server process holds the lease')
+  t.match(childHolder, new RegExp(`^${reader.pid}-`), 'the server process holds the lease')
   await dv.append(mail('before-kill'))
   await waitFor(async () => (await inboundOf(setup.app, channelId)).length === 1, 10_000, 100)
 
-  child.kill('SIGKILL')
-  await exited
+  await reader.kill()
   const killedAt = Date.now()
   // Another replica: it finds the lease taken and takes it once expired.
   const other = await build(t, { env: FAST_READER_ENV, databaseUrl: setup.databaseUrl })
