@@ -209,3 +209,21 @@ export async function readerProcess(
     },
   }
 }
+
+/**
+ * An e-mail channel whose in-process reader opened the mailbox (its UIDVALIDITY and place stored)
+ * and was then stopped: the test imports by hand under a holder name of its own (`place`).
+ */
+export async function stoppedReader(t: TestContext, holder: string) {
+  const dv = await startDovecot([{ user: CHANNEL_ADDRESS, pass: 'secret' }])
+  t.teardown(() => dv.stop())
+  const { app } = await build(t, { env: FAST_READER_ENV })
+  const ws = await seedWorkspace(app)
+  const channelId = await createEmailChannel(app, ws, dv)
+  await readerReady(app, channelId)
+  await app.deps.mailReaders.stop()
+  const [row] = await app.deps.sql<{ uidValidity: string; lastUid: string }[]>`
+    SELECT uid_validity AS "uidValidity", last_uid AS "lastUid" FROM email_mailboxes WHERE channel_id = ${channelId}`
+  const place = { channelId, workspaceId: ws.workspaceId, address: CHANNEL_ADDRESS, holder, uidValidity: Number(row!.uidValidity) }
+  return { app, ws, channelId, place, lastUid: Number(row!.lastUid) }
+}

@@ -9,26 +9,16 @@ import { rawMail, startDovecot } from '../support/dovecot.js'
 import { waitFor } from '../support/processes.js'
 import { importBatch, type ReaderPlace } from '../../src/email/inbound.js'
 import type { App } from '../../src/app.js'
-import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerProcess, readerReady } from './fixtures.js'
+import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerProcess, stoppedReader } from './fixtures.js'
 
 const mail = (id: string, from: string, extra: Record<string, string> = {}, body = `body ${id}`) =>
   Buffer.from(rawMail({ From: from, Subject: `Mail ${id}`, 'Message-ID': `<${id}@customer.example>`, ...extra }, body))
 
 /** A channel whose reader is stopped: the test imports with a lease of its own. */
 async function stoppedChannel(t: TestContext): Promise<{ app: App; place: ReaderPlace; next: () => number; workspaceId: string }> {
-  const dv = await startDovecot([{ user: CHANNEL_ADDRESS, pass: 'secret' }])
-  t.teardown(() => dv.stop())
-  const { app } = await build(t, { env: FAST_READER_ENV })
-  const ws = await seedWorkspace(app)
-  const channelId = await createEmailChannel(app, ws, dv)
-  await readerReady(app, channelId)
-  await app.deps.mailReaders.stop()
-  const { sql } = app.deps
-  await sql`UPDATE email_mailboxes SET holder = 'batch-test', lease_expires_at = now() + interval '10 minutes' WHERE channel_id = ${channelId}`
-  const [row] = await sql<{ uidValidity: string; lastUid: string }[]>`
-    SELECT uid_validity AS "uidValidity", last_uid AS "lastUid" FROM email_mailboxes WHERE channel_id = ${channelId}`
-  let uid = Number(row!.lastUid)
-  const place = { channelId, workspaceId: ws.workspaceId, address: CHANNEL_ADDRESS, holder: 'batch-test', uidValidity: Number(row!.uidValidity) }
+  const { app, ws, channelId, place, lastUid } = await stoppedReader(t, 'batch-test')
+  await app.deps.sql`UPDATE email_mailboxes SET holder = 'batch-test', lease_expires_at = now() + interval '10 minutes' WHERE channel_id = ${channelId}`
+  let uid = lastUid
   return { app, place, next: () => ++uid, workspaceId: ws.workspaceId }
 }
 

@@ -6,7 +6,7 @@ import { build, seedWorkspace } from '../helper.js'
 import { rawMail, startDovecot } from '../support/dovecot.js'
 import { waitFor } from '../support/processes.js'
 import { importMail } from '../../src/email/inbound.js'
-import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerProcess, readerReady } from './fixtures.js'
+import { CHANNEL_ADDRESS, createEmailChannel, FAST_READER_ENV, inboundOf, readerProcess, readerReady, stoppedReader } from './fixtures.js'
 
 const mail = (id: string, from = 'customer@customer.example') => rawMail({ From: from, Subject: `Mail ${id}`, 'Message-ID': `<${id}@customer.example>` }, `body ${id}`)
 
@@ -94,18 +94,9 @@ t.test('a killed lease holder: another process takes the mailbox over', async (t
 })
 
 t.test('fencing: a process whose lease is gone cannot import', async (t) => {
-  const dv = await startDovecot([{ user: CHANNEL_ADDRESS, pass: 'secret' }])
-  t.teardown(() => dv.stop())
-  const { app } = await build(t, { env: FAST_READER_ENV })
-  const ws = await seedWorkspace(app)
-  const channelId = await createEmailChannel(app, ws, dv)
-  await readerReady(app, channelId)
-  await app.deps.mailReaders.stop()
+  const { app, channelId, place, lastUid } = await stoppedReader(t, 'paused-process')
   const { sql } = app.deps
-  const [row] = await sql<{ uidValidity: string; lastUid: string }[]>`
-    SELECT uid_validity AS "uidValidity", last_uid AS "lastUid" FROM email_mailboxes WHERE channel_id = ${channelId}`
-  const place = { channelId, workspaceId: ws.workspaceId, address: CHANNEL_ADDRESS, holder: 'paused-process', uidValidity: Number(row!.uidValidity) }
-  const uid = Number(row!.lastUid) + 1
+  const uid = lastUid + 1
   // Another process holds the lease: the paused former holder's import rolls back.
   await sql`UPDATE email_mailboxes SET holder = 'someone-else', lease_expires_at = now() + interval '1 minute' WHERE channel_id = ${channelId}`
   t.equal(await importMail(app.deps, place, uid, Buffer.from(mail('fenced'))), 'lease-lost')
