@@ -198,7 +198,8 @@ export async function readerProcess(
   t.teardown(() => {
     child.kill('SIGKILL')
   })
-  await readerReady(app, channelId, 30_000).catch((err: Error) => {
+  // 60 s: the child compiles src/ with tsx at start, slow when test files run side by side.
+  await readerReady(app, channelId, 60_000).catch((err: Error) => {
     throw new Error(`${err.message}\n${out}`)
   })
   return {
