@@ -345,14 +345,19 @@ export async function reconcileCounters(ctx: Ctx): Promise<ReconcileResultView> 
     after = { at: b.lastAt!, id: b.lastId! }
   }
 
-  const drift = await counterDrift(sql, workspaceId)
-  if (drift.length > 0) {
-    const correction: CountersDelta = new Map(drift.map((d) => [d.scope, { conversations: -d.conversations, messages: -d.messages }]))
-    await sql.begin(async (q) => {
-      await lockCountersShared(q, workspaceId)
+  // Read and corrected in one transaction, one reconcile of the workspace at a time (a lock of
+  // their own: writers never take it): two reconciles that read the same drift would otherwise
+  // both subtract it. The drift statement runs after the lock, so it sees the other's correction.
+  const drift = await sql.begin(async (q) => {
+    await q`SELECT pg_advisory_xact_lock(hashtextextended(${`parley:reconcile:${workspaceId}`}, 0))`
+    await lockCountersShared(q, workspaceId)
+    const found = await counterDrift(q, workspaceId)
+    if (found.length > 0) {
+      const correction: CountersDelta = new Map(found.map((d) => [d.scope, { conversations: -d.conversations, messages: -d.messages }]))
       await applyCountersDelta(q, workspaceId, correction)
-    })
-  }
+    }
+    return found
+  })
   const afterRows = await counterSums(sql, workspaceId)
   return {
     before: snapshot(beforeRows),

@@ -248,4 +248,32 @@ t.test('reconcile runs online in batches: writers are never held, the counters e
     t.equal(again.corrected, false, 'the next reconcile finds nothing')
     t.same(again.before, again.after)
   })
+
+  await t.test('reconciles at once: the drift is subtracted once, not once per reconcile', async (t) => {
+    // The counters' lock held exclusively (nothing in Parley does) stops every reconcile just
+    // before it corrects; three reconciles then line up behind it. Each reading the drift on its
+    // own and subtracting it would leave the counters off by twice the drift once it is released.
+    await app.deps.sql`UPDATE unread_counters SET conversations = conversations + 2, messages = messages + 3
+      WHERE workspace_id = ${ws.workspaceId} AND scope = 'all' AND slot = (SELECT min(slot) FROM unread_counters WHERE workspace_id = ${ws.workspaceId} AND scope = 'all')`
+    let running: Promise<Awaited<ReturnType<App['inject']>>[]> | undefined
+    await observer.begin(async (q) => {
+      await q`SELECT pg_advisory_xact_lock(hashtextextended(${`parley:unread:${ws.workspaceId}`}, 0))`
+      // Two through the reconciler's pool, one through another app (the writers' app has a
+      // lock_timeout of its own and would give up).
+      running = Promise.all([reconciler.app, reconciler.app, busy.app].map((a) =>
+        a.inject({ method: 'GET', url: '/conversations/counts/reconcile', headers: ws.admin.headers })))
+      let waiting = 0
+      for (let i = 0; i < 400 && waiting < 3; i++) {
+        await new Promise((r) => setTimeout(r, 25))
+        ;[{ n: waiting }] = await app.deps.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name IN ('reconciler', 'busy') AND wait_event_type = 'Lock'`
+      }
+      t.equal(waiting, 3, 'three reconciles wait behind the held lock')
+    }) // commits: the lock is released
+    const all = await running!
+    t.same(all.map((r) => r.statusCode), [200, 200, 200])
+    t.equal(all.filter((r) => r.json().corrected).length, 1, 'one of them corrected the drift')
+    t.same(await counterScopes(app.deps.sql, ws.workspaceId), await bruteForceScopes(app.deps.sql, ws.workspaceId), 'counters = brute force')
+    t.equal((await reconcile()).corrected, false, 'the next reconcile finds nothing')
+  })
 })
