@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { memberRoles, memberStatuses } from '../src/db/schema.js'
+import { memberRoles, memberStatuses } from '../src/db/vocabulary.js'
 import { Email, Literals, Name, Timestamp, UserId, Uuid } from './common.js'
 
 /** Request and response shapes of /auth and /auth/members (src/auth/). */

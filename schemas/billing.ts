@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { billingProviders, paymentKinds, subscriptionStatuses } from '../src/db/schema.js'
+import { billingProviders, paymentKinds, subscriptionStatuses } from '../src/db/vocabulary.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
 
 export const WebhookReceived = Type.Object({ received: Type.Literal(true) })

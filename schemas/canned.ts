@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { cannedScopes } from '../src/db/schema.js'
+import { cannedScopes } from '../src/db/vocabulary.js'
 import { Cursor, CursorPage, Limit, Literals, Timestamp, Uuid } from './common.js'
 
 /** Request and response shapes of /canned-responses (API.md section 11, src/canned/). */

@@ -1,6 +1,6 @@
 import { Type, type Static, type TOptional } from '@sinclair/typebox'
 import { Email, Literals, Name, Nullable, Timestamp, Uuid } from './common.js'
-import { channelKinds, emailStates, expectedReplyTimes, weekDays, type WeekDay } from '../src/db/schema.js'
+import { channelKinds, emailStates, expectedReplyTimes, weekDays, type WeekDay } from '../src/db/vocabulary.js'
 
 /** A browser origin: scheme, host and optional port, nothing after it ("https://shop.example.com"). */
 export const Origin = Type.String({ pattern: '^https?://[^/?#\\s]+$', maxLength: 255 })

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assignmentActions, assignmentReasons, conversationPriorities, deliveryStatuses, conversationStatus, presenceStatuses, senderTypes, slaTargets } from '../src/db/schema.js'
+import { assignmentActions, assignmentReasons, conversationPriorities, deliveryStatuses, conversationStatus, presenceStatuses, senderTypes, slaTargets } from '../src/db/vocabulary.js'
 import { Attachment } from './attachments.js'
 import { Cursor, CursorPage, Limit, Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 

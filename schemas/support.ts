@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { expectedReplyTimes } from '../src/db/schema.js'
+import { expectedReplyTimes } from '../src/db/vocabulary.js'
 import { Email, Literals, Nullable, Timestamp, Uuid } from './common.js'
 
 /** Request and response shapes of /support and /conversations/:id/csat (src/support/). */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { teamAssignments } from '../src/db/schema.js'
+import { teamAssignments } from '../src/db/vocabulary.js'
 import { Literals, Nullable, Timestamp, UserId, Uuid } from './common.js'
 
 /** Request and response shapes of /teams (API.md section 16, src/teams/). */

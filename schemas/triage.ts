@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { viewScopes } from '../src/db/schema.js'
+import { viewScopes } from '../src/db/vocabulary.js'
 import { Cursor, Limit, Literals, Nullable, Timestamp, Uuid } from './common.js'
 import { Priority, TeamFilter } from './conversations.js'
 import { ConversationTeamBody } from './teams.js'

@@ -7,7 +7,7 @@
  * 3. plugins/ never imports routes/ (routes are autoloaded, never imported).
  * 4. The browser code (widget/src, widget/demo) imports only widget/ itself and socket.io-client:
  *    it is bundled into customers' pages and uses the public contract, never the server's code.
- * 5. schemas/ imports only @sinclair/typebox, its siblings and the vocabularies of src/db/schema.ts.
+ * 5. schemas/ imports only @sinclair/typebox, its siblings and the vocabularies (src/db/vocabulary.ts).
  * 6. routes/ import only schemas/, src/ and the declaration helpers of plugins/ (`limits`), never
  *    another route (packages are free).
  * 7. No runtime import cycle among src/, plugins/ and schemas/: a module's top level runs before
@@ -22,6 +22,11 @@
  *    nothing calls @fastify/jwt's request.jwtVerify/jwtDecode or reply.jwtSign and routes never
  *    reach `app.jwt`; errors come from src/errors.ts, so nothing uses @fastify/sensible's
  *    httpErrors, its reply helpers (`reply.notFound()`, ...), `app.assert` or `app.to`.
+ * 10. The serving process never loads drizzle-orm (docs/deployment.md, "Memory": ~80-120 MiB of
+ *    resident memory and ~0.5 s at start): at run time only src/db/schema.ts and src/db/migrate.ts
+ *    import it, and nothing imports those two at run time but the migration command
+ *    (src/db/migrate-cli.ts); src/server.ts imports the migrator with `import()` when it migrates.
+ *    Type-only imports of src/db/schema.ts (row types) are erased and free.
  * Exits 1 naming each offending import.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -39,7 +44,7 @@ export const FASTIFY_EDGE = new Set(['src/logger.ts', 'src/validation.ts'])
 
 const FASTIFY = /^(fastify|fastify-plugin|@fastify\/.*)$/
 /** What schemas/ may take from src/: the stored vocabularies. */
-export const VOCABULARIES = 'src/db/schema.ts'
+export const VOCABULARIES = 'src/db/vocabulary.ts'
 /** What routes/ may take from plugins/: the helpers a declaration uses (`limits`). */
 export const DECLARATION_HELPERS = new Set(['plugins/rate-limit.ts'])
 /** Where error codes are minted (rule 8). */
@@ -165,6 +170,38 @@ export function cyclesOf(graph: Map<string, string[]>): string[][] {
   })
 }
 
+/** The modules that load drizzle-orm, and who may import each at run time (rule 10). */
+export const DRIZZLE_MODULES: Record<string, Set<string>> = {
+  'src/db/schema.ts': new Set(),
+  'src/db/migrate.ts': new Set(['src/db/migrate-cli.ts']),
+}
+
+/** Rule 10 for one runtime (static, not type-only) import of `file`, or null. */
+export function drizzleViolation(file: string, specifier: string): string | null {
+  if (/^drizzle-orm(\/|$)/.test(specifier) && !(file in DRIZZLE_MODULES)) {
+    return `only ${Object.keys(DRIZZLE_MODULES).join(' and ')} load drizzle-orm (the API process must not: docs/deployment.md, "Memory")`
+  }
+  const target = targetOf(file, specifier)
+  if (target && target in DRIZZLE_MODULES && !DRIZZLE_MODULES[target]!.has(file)) {
+    return `${target} loads drizzle-orm: import its types with \`import type\`, the vocabularies from ${VOCABULARIES}${target === 'src/db/migrate.ts' ? ', the migrator with `await import()`' : ''}`
+  }
+  return null
+}
+
+/** Every runtime import that would load drizzle-orm into the API process (rule 10). */
+export function drizzleImports(): string[] {
+  const out: string[] = []
+  for (const dir of ['src', 'plugins', 'routes', 'schemas']) {
+    for (const file of files(dir)) {
+      for (const specifier of runtimeImportsOf(readFileSync(join(root, file), 'utf8'))) {
+        const why = drizzleViolation(file, specifier)
+        if (why) out.push(`${file}: imports '${specifier}' at run time: ${why}`)
+      }
+    }
+  }
+  return out
+}
+
 /** Runtime import cycles among src/, plugins/ and schemas/, one line each (rule 7). */
 export function importCycles(): string[] {
   const graph = new Map<string, string[]>()
@@ -269,7 +306,7 @@ export function checkLayers(): string[] {
   for (const dir of ['src', 'plugins', 'routes']) {
     for (const file of files(dir)) problems.push(...cardHelperViolations(file, readFileSync(join(root, file), 'utf8')))
   }
-  return [...problems, ...importCycles(), ...codeLiterals()]
+  return [...problems, ...importCycles(), ...codeLiterals(), ...drizzleImports()]
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -2,7 +2,6 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, isSingleProcess, listenHost, loadConfig } from './config.js'
-import { runMigrations } from './db/migrate.js'
 import { describeDevSecrets, developmentEnv } from './dev-env.js'
 import { provideDatabase } from './mode.js'
 
@@ -37,7 +36,9 @@ const fail = async (message: string) => {
 
 try {
   // Migrations need a session (advisory lock): DATABASE_MIGRATION_URL when DATABASE_URL is a pooler.
-  if (config.MIGRATE_ON_START) await runMigrations(config.DATABASE_MIGRATION_URL ?? database.url)
+  // Imported only to migrate: the migrator loads drizzle-orm, which the serving process never needs
+  // (src/db/vocabulary.ts says what it costs).
+  if (config.MIGRATE_ON_START) await (await import('./db/migrate.js')).runMigrations(config.DATABASE_MIGRATION_URL ?? database.url)
 } catch (err) {
   await fail(`Could not apply migrations to DATABASE_URL: ${(err as Error).message}`)
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ReturnQuery } from '../../schemas/billing.js'
 import { errorResponses } from '../../schemas/common.js'
 import { checkoutReturnUrl } from '../../src/billing/checkout.js'
-import { billingProviders } from '../../src/db/schema.js'
+import { billingProviders } from '../../src/db/vocabulary.js'
 
 /** /billing/<provider>/return: the browser's way back from a provider's checkout, to the app. */
 const routes: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,7 +1,7 @@
 import type { MetricsView } from '../../schemas/analytics.js'
 import type { Sql } from '../db/client.js'
 import type { Reads } from '../db/replica.js'
-import { metricKinds, type MetricKind } from '../db/schema.js'
+import { metricKinds, type MetricKind } from '../db/vocabulary.js'
 import { histogramPercentile } from './histogram.js'
 import { decompose } from './pieces.js'
 

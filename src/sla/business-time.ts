@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { IANAZone } from 'luxon'
 import { BusinessHoursSchema, type BusinessHours as BusinessHoursOf } from '../../schemas/sla.js'
-import { weekDays } from '../db/schema.js'
+import { weekDays } from '../db/vocabulary.js'
 
 /**
  * Parley's one business-time calculator (API.md section 18, docs/sla.md "Business time").

@@ -5,6 +5,8 @@ import {
   codeLiteralViolations,
   codeLiterals,
   cyclesOf,
+  drizzleImports,
+  drizzleViolation,
   importCycles,
   importsOf,
   runtimeImportsOf,
@@ -43,7 +45,8 @@ t.test('schemas/ import only TypeBox, their siblings and the vocabularies of src
   t.match(violation('schemas/auth.ts', '../src/errors.js'), /schemas\/ imports only/)
   t.match(violation('schemas/auth.ts', 'fastify'), /schemas\/ imports only/)
   t.match(violation('schemas/auth.ts', '../plugins/rate-limit.js'), /schemas\/ imports only/)
-  t.equal(violation('schemas/conversations.ts', '../src/db/schema.js'), null)
+  t.equal(violation('schemas/conversations.ts', '../src/db/vocabulary.js'), null)
+  t.match(violation('schemas/conversations.ts', '../src/db/schema.js'), /schemas\/ imports only/, 'the tables load drizzle-orm')
   t.equal(violation('schemas/search.ts', './conversations.js'), null)
   t.equal(violation('schemas/common.ts', '@sinclair/typebox'), null)
 })
@@ -132,4 +135,18 @@ t.test("the design card's packages do one job: no second token check, no sensibl
   t.match(found[4], /:7: `app.httpErrors`/)
   t.same(cardHelperViolations('plugins/deps.ts', 'const v = (token) => app.jwt.verify(token)'), [], 'plugins/deps.ts wraps app.jwt.verify')
   t.same(cardHelperViolations('routes/a.ts', "reply.cacheControl('no-store').vary('x-channel-token'); t.assert(true); forbidden('x')"), [], "sensible's caching helpers, other objects' assert and our factories pass")
+})
+
+t.test('the serving process never loads drizzle-orm (rule 10)', async (t) => {
+  t.same(drizzleImports(), [])
+  t.match(drizzleViolation('src/support/x.ts', '../db/schema.js'), /loads drizzle-orm: import its types with `import type`/)
+  t.match(drizzleViolation('routes/billing/return.ts', '../../src/db/schema.js'), /vocabularies from src\/db\/vocabulary.ts/)
+  t.match(drizzleViolation('src/server.ts', './db/migrate.js'), /the migrator with `await import\(\)`/)
+  t.match(drizzleViolation('src/db/client.ts', 'drizzle-orm'), /only src\/db\/schema.ts and src\/db\/migrate.ts load drizzle-orm/)
+  t.match(drizzleViolation('src/x.ts', 'drizzle-orm/pg-core'), /only src\/db\/schema.ts/)
+  t.equal(drizzleViolation('src/db/schema.ts', 'drizzle-orm/pg-core'), null)
+  t.equal(drizzleViolation('src/db/migrate-cli.ts', './migrate.js'), null, 'the migration command')
+  t.equal(drizzleViolation('src/support/x.ts', '../db/vocabulary.js'), null)
+  // Only runtime edges are checked: these are erased or run later.
+  t.same(runtimeImportsOf(`import type { channels } from '../db/schema.js'\nimport { type WeekDay } from '../db/schema.js'\nconst m = await import('./db/migrate.js')`), [])
 })
