@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } 
 import { trustProxy } from './config.js'
 import { errorBody, routerError } from './errors.js'
 import { loggerOptions } from './logger.js'
+import { serializerWithNativeNullable } from './serialization.js'
 import { validatorPerHttpPart } from './validation.js'
 import authPlugin from '../plugins/auth.js'
 import compressPlugin from '../plugins/compress.js'
@@ -55,7 +56,8 @@ export async function buildApp(opts: BuildOptions = {}) {
       },
     },
     // Type coercion for query strings, params and headers only; bodies are never coerced.
-    schemaController: { compilersFactory: { buildValidator: validatorPerHttpPart() } },
+    // Responses: nullable fields serialized without Ajv (src/serialization.ts).
+    schemaController: { compilersFactory: { buildValidator: validatorPerHttpPart(), buildSerializer: serializerWithNativeNullable() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // Infrastructure, in dependency order. Each plugin only wires; rules live in src/.
