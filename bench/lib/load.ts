@@ -1,5 +1,5 @@
 import autocannon, { type RawRequest, type Result } from 'autocannon'
-import { sampleRss } from './server.js'
+import { cpuMsOf, sampleRss } from './server.js'
 
 export type ScenarioKind = 'read' | 'write' | 'ceiling'
 
@@ -41,6 +41,8 @@ export interface Measurement {
   statusCodes?: Record<string, number>
   /** Highest RSS of the server process during the measured run, MiB. */
   rssMb?: number
+  /** CPU time of the server process (user + system) during the measured run ÷ its requests, ms. */
+  cpuMsPerRequest?: number
   /** Size of one response body, bytes (from the probe). */
   bodyBytes?: number
 }
@@ -115,7 +117,9 @@ export async function measure(baseUrl: string, pid: number, s: Scenario, opts: L
   const connections = s.connections ?? opts.connections
   if (opts.warmup > 0) await runCannon(baseUrl, s, connections, opts.warmup)
   const rss = sampleRss(pid)
+  const cpu0 = cpuMsOf(pid)
   const r = await runCannon(baseUrl, s, connections, opts.duration)
+  const cpu1 = cpuMsOf(pid)
   const statusCodes: Record<string, number> = {}
   for (const [code, v] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = v.count
   return {
@@ -130,6 +134,7 @@ export async function measure(baseUrl: string, pid: number, s: Scenario, opts: L
     errors: r.errors + r.timeouts,
     statusCodes,
     rssMb: rss.stop(),
+    cpuMsPerRequest: cpu0 !== undefined && cpu1 !== undefined && r.requests.total > 0 ? (cpu1 - cpu0) / r.requests.total : undefined,
     bodyBytes: Buffer.byteLength(p.body),
   }
 }

@@ -81,6 +81,22 @@ export function memoryOf(pid: number): { rss: number; peak: number } | undefined
   }
 }
 
+/**
+ * CPU time a process has used so far (user + system), in ms, from /proc/<pid>/stat (clock ticks
+ * of 10 ms, Linux's USER_HZ). Per request, it is what the server itself spends, whatever else
+ * loads the machine: a crowded machine lowers req/s far more than it raises CPU per request.
+ */
+export function cpuMsOf(pid: number): number | undefined {
+  try {
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
+  }
+}
+
 /** Samples a process's RSS every `everyMs` while a measurement runs; returns the highest seen. */
 export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
   let max = memoryOf(pid)?.rss ?? 0
