@@ -1,6 +1,6 @@
 import { resolveList, sectionQuery } from '../../src/conversations/lists.js'
 import { ratio, resultOf, type Area, type AreaScenario } from '../lib/area.js'
-import { probe } from '../lib/load.js'
+import { probe, type Measurement } from '../lib/load.js'
 import { fmtInt, step } from '../lib/progress.js'
 import { target } from '../lib/report.js'
 import { listSectionAfter } from '../list-sql.js'
@@ -84,7 +84,7 @@ export const lists: Area = {
             '>=',
             0.8,
             '',
-            ceiling ? `ceiling: higher of two runs (${ceilings.map((n) => fmtInt(n)).join(' / ')} req/s)` : undefined,
+            ceiling ? `ceiling: higher of two runs (${ceilings.map((n) => fmtInt(n)).join(' / ')} req/s)${cpuDetail(results)}` : undefined,
           ),
           target('deep page p50 ÷ page 1 p50', ratio(resultOf(results, 'list-deep')?.p50, page1?.p50), '<=', 1.3, '', deepNote),
         ]
@@ -95,6 +95,18 @@ export const lists: Area = {
       }),
     }
   },
+}
+
+/**
+ * The server's CPU per request, API and ceiling (the lower of its runs): the API's own cost over
+ * the bare query, which other work on the machine moves far less than req/s (docs/lists.md).
+ */
+function cpuDetail(results: Measurement[]): string {
+  const api = resultOf(results, 'list-page1')?.cpuMsPerRequest
+  const ceiling = [resultOf(results, 'ceiling-sql')?.cpuMsPerRequest, resultOf(results, 'ceiling-sql-again')?.cpuMsPerRequest].filter((n): n is number => n !== undefined)
+  if (api === undefined || ceiling.length === 0) return ''
+  const low = Math.min(...ceiling)
+  return `; server CPU per request: API ${api.toFixed(2)} ms, ceiling ${low.toFixed(2)} ms (×${(api / low).toFixed(2)})`
 }
 
 /** EXPLAIN (ANALYZE, BUFFERS) of the list sections page 1 and the deep page run. */
