@@ -80,7 +80,7 @@ export async function createDeps(config: Config, log: Log, parts: { memberTokens
     rateWindows: shared.rateWindows,
     cursor: createCursorCodec(config),
     providerB: createProviderBVerifier(config, log),
-    storage: createStorage(config, log),
+    storage: await createStorage(config, log),
     thumbnails: createThumbnailMaker(config.THUMBNAIL_CONCURRENCY),
     routing,
     mailReaders,

@@ -17,7 +17,7 @@ import { build, seedGuest, seedWorkspace, testEnv } from '../helper.js'
  */
 async function storageFor(t: Test, driver: Driver) {
   const { env, s3 } = await storageEnv(t, driver)
-  const storage = createStorage(loadConfig(testEnv(env)))
+  const storage = await createStorage(loadConfig(testEnv(env)))
   t.teardown(() => storage.close())
   return { storage, s3 }
 }
@@ -178,7 +178,7 @@ t.test('local files are private (0700 directories, 0600 files) whatever the umas
   const legacy = join(home, 'legacy')
   mkdirSync(legacy, { mode: 0o755 })
   chmodSync(legacy, 0o755)
-  const local = createStorage(loadConfig(testEnv({ STORAGE_DIR: legacy })))
+  const local = await createStorage(loadConfig(testEnv({ STORAGE_DIR: legacy })))
   await local.put('w/x', Readable.from([Buffer.from('x')]), 'text/plain')
   t.equal(mode(legacy), '700')
   t.equal(mode(join(legacy, 'w', 'x')), '600')
