@@ -168,7 +168,9 @@ async function measureAll(run: BenchRun, prepared: PreparedArea[], opts: Options
   const all = prepared.flatMap((p) => p.scenarios)
   const ids = new Set(all.map((s) => s.id))
   const ordered: AreaScenario[] = []
-  for (const s of all) if (!s.after || !ids.has(s.after)) ordered.push(s, ...all.filter((x) => x.after === s.id))
+  // A follower may have its own follower (ceiling, media, ceiling again, media again).
+  const withFollowers = (s: AreaScenario): AreaScenario[] => [s, ...all.filter((x) => x.after === s.id).flatMap(withFollowers)]
+  for (const s of all) if (!s.after || !ids.has(s.after)) ordered.push(...withFollowers(s))
   const selectable = new Set(SCENARIOS.map((s) => s.id))
   const wanted = (s: AreaScenario) => !selectable.has(s.id) || opts.scenarios.has(s.id)
   const results: Measurement[] = []

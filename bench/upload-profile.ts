@@ -25,6 +25,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import type { Result as LoadResult } from 'autocannon'
 import sharp from 'sharp'
@@ -122,6 +123,30 @@ function child(args: string[]) {
     proc: c,
     next: () => new Promise<any>((r) => (messages.length ? r(messages.shift()) : waiters.push(r))),
     send: (m: unknown) => c.send(m as object),
+  }
+}
+
+/**
+ * This process's garbage collections (the API's, in upload/concurrent/media): full mark-compacts
+ * and scavenges with their main-thread milliseconds. Issue 31's finding: V8 answers every 64 MB
+ * of short-lived Buffers (request bodies, file reads) with a full mark-compact of the whole heap.
+ * Run with the image's NODE_OPTIONS (Dockerfile) for its young generation.
+ */
+function gcCounter() {
+  const seen = { major: 0, majorMs: 0, minor: 0, minorMs: 0 }
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind
+      if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) (seen.major++, (seen.majorMs += e.duration))
+      else if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) (seen.minor++, (seen.minorMs += e.duration))
+    }
+  })
+  obs.observe({ entryTypes: ['gc'] })
+  return {
+    stop: () => {
+      obs.disconnect()
+      return `GC: ${seen.major} mark-compact (${seen.majorMs.toFixed(0)} ms), ${seen.minor} scavenges (${seen.minorMs.toFixed(0)} ms)`
+    },
   }
 }
 
@@ -264,14 +289,16 @@ async function server() {
       await c.next()
       const cpu0 = process.cpuUsage()
       await startProfile()
+      const gc = gcCounter()
       c.send('go')
       const r = await c.next()
+      const gcs = gc.stop()
       await stopProfile('upload')
       const cpu = process.cpuUsage(cpu0)
       const rounds = Number(values.rounds)
       console.log(
         `upload: ${r.mbs.toFixed(0)} MB/s vs raw write ${r.raw.toFixed(0)} MB/s: ratio ${(r.mbs / r.raw).toFixed(2)}; statuses ${[...new Set(r.statuses)]}; ` +
-          `API CPU (incl. raw-write phases' idle) user ${(cpu.user / 1000 / rounds).toFixed(0)} ms + sys ${(cpu.system / 1000 / rounds).toFixed(0)} ms per upload`,
+          `API CPU (incl. raw-write phases' idle) user ${(cpu.user / 1000 / rounds).toFixed(0)} ms + sys ${(cpu.system / 1000 / rounds).toFixed(0)} ms per upload; ${gcs}`,
       )
     } else if (mode === 'concurrent') {
       const c = child(['client-concurrent', '--n', values.n!, ...clientArgs])
@@ -286,13 +313,15 @@ async function server() {
         for (const k of Object.keys(peak) as (keyof typeof peak)[]) peak[k] = Math.max(peak[k], m[k])
       }, 5)
       await startProfile()
+      const gc = gcCounter()
       c.send('go')
       const r = await c.next()
+      const gcs = gc.stop()
       clearInterval(sampler)
       await stopProfile('concurrent')
       console.log(`peaks (MiB, sampled every 5 ms): ${Object.entries(peak).map(([k, v]) => `${k} ${(v / MiB).toFixed(0)}`).join(', ')}`)
       const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024
-      console.log(`concurrent: RSS before ${(before / MiB).toFixed(0)} MiB, peak ${hwm.toFixed(0)} MiB (+${(hwm - before / MiB).toFixed(0)}); ${r.mbs.toFixed(0)} MB/s in all; statuses ${[...new Set(r.statuses)]}`)
+      console.log(`concurrent: RSS before ${(before / MiB).toFixed(0)} MiB, peak ${hwm.toFixed(0)} MiB (+${(hwm - before / MiB).toFixed(0)}); ${r.mbs.toFixed(0)} MB/s in all; statuses ${[...new Set(r.statuses)]}; ${gcs}`)
     } else if (mode === 'media') {
       const image = await sharp(randomBytes(255 * 255 * 3), { raw: { width: 255, height: 255, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer()
       const form = (await import('../test/attachments/fixtures.js')).uploadForm(conv.id, { filename: 'bench.png', contentType: 'image/png', data: image })
@@ -334,7 +363,9 @@ async function server() {
       await load(`http://127.0.0.1:${port}/file`, {})
       for (let round = 0; round < 2; round++) {
         if (round === 0) await startProfile()
+        const gc = gcCounter()
         line('media', ...(await timed(process.pid, `${url}/media/${media.id}`, ws.agent.headers)))
+        console.log(`media    ${gc.stop()}`)
         if (round === 0) await stopProfile('media')
         line('ceiling', ...(await timed(ceiling.pid!, `http://127.0.0.1:${port}/file`, {})))
       }

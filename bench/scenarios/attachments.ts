@@ -28,7 +28,8 @@ const WARMUP_ROUNDS = 3
  *   streamed, never held: memory must not grow with the file).
  * - media-200kb: GET /media/:id of a 200 KB image under load, req/s, divided by a bare Fastify route
  *   streaming the same stored file with fs.createReadStream (ceiling-media-fs); and its p99
- *   within 1.2x of that route's (issue 31).
+ *   within 1.2x of that route's (issue 31). Alternated, two runs each (ceiling, API, ceiling,
+ *   API): each side's best run is compared.
  */
 export const attachments: Area = {
   name: 'attachments',
@@ -137,7 +138,13 @@ export const attachments: Area = {
       if (wanted('media-200kb')) scenarios.push(ceiling('ceiling-media-fs-again', 'ceiling: bare Fastify, fs.createReadStream (again)', 'media-200kb'))
     }
     if (media && wanted('media-200kb')) {
-      scenarios.push({ id: 'media-200kb', label: `GET /media/:id (${Math.round(image.length / 1000)} KB PNG)`, kind: 'read' as const, method: 'GET' as const, path: `/media/${media.id}`, headers })
+      const label = `GET /media/:id (${Math.round(image.length / 1000)} KB PNG)`
+      scenarios.push({ id: 'media-200kb', label, kind: 'read' as const, method: 'GET' as const, path: `/media/${media.id}`, headers })
+      // Once more after the second ceiling run, so both sides get two runs and their best: the
+      // ceiling's best of two against one API run favoured the ceiling (issue 31).
+      if (wanted('ceiling-media-fs')) {
+        scenarios.push({ id: 'media-200kb-again', label: `${label} (again)`, kind: 'read' as const, method: 'GET' as const, path: `/media/${media.id}`, headers, after: 'ceiling-media-fs-again' })
+      }
     }
     return {
       scenarios,
@@ -147,24 +154,34 @@ export const attachments: Area = {
         target(`API peak RSS during ${CONCURRENT} concurrent 10 MiB uploads`, speeds.rss, '<', 300, ' MiB'),
         target(
           'GET /media/:id req/s ÷ bare fs.createReadStream route',
-          ratio(resultOf(results, 'media-200kb')?.rps, Math.max(resultOf(results, 'ceiling-media-fs')?.rps ?? 0, resultOf(results, 'ceiling-media-fs-again')?.rps ?? 0) || undefined),
+          ratio(highest(MEDIA_RUNS.map((id) => resultOf(results, id)?.rps)), highest(CEILING_RUNS.map((id) => resultOf(results, id)?.rps))),
           '>=',
           0.6,
           '',
-          'divided by the higher of the two ceiling runs',
+          'the higher of two runs each (alternated: ceiling, API, ceiling, API)',
         ),
-        // Issue 31: the tail too. A disturbed run only raises a ceiling's p99: divide by the lower.
+        // Issue 31: the tail too. A disturbed run only raises a p99: the lower of two runs, each side.
         target(
           'GET /media/:id p99 ÷ bare fs.createReadStream route p99',
-          ratio(resultOf(results, 'media-200kb')?.p99, lowest(['ceiling-media-fs', 'ceiling-media-fs-again'].map((id) => resultOf(results, id)?.p99))),
+          ratio(lowest(MEDIA_RUNS.map((id) => resultOf(results, id)?.p99)), lowest(CEILING_RUNS.map((id) => resultOf(results, id)?.p99))),
           '<=',
           1.2,
           '',
-          'divided by the lower of the two ceiling runs',
+          'the lower of two runs each (alternated: ceiling, API, ceiling, API)',
         ),
       ],
     }
   },
+}
+
+/** The API's and the ceiling's runs of the media comparison: two each, alternated. */
+const MEDIA_RUNS = ['media-200kb', 'media-200kb-again']
+const CEILING_RUNS = ['ceiling-media-fs', 'ceiling-media-fs-again']
+
+/** The highest of the values measured, or undefined when none was. */
+function highest(values: (number | undefined)[]): number | undefined {
+  const known = values.filter((v): v is number => v !== undefined && v > 0)
+  return known.length ? Math.max(...known) : undefined
 }
 
 /** The lowest of the values measured, or undefined when none was. */
