@@ -36,7 +36,8 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000'
 /**
  * Adds the events' effect on metric_rollups: every kept grain and dim (metric_kept(): UTC hour,
  * day, third of a month, month; workspace, channel, agent, agent and channel, and the same four
- * per team for an event that has one), `sign` +1 for new events, -1 for removed ones.
+ * per team for an event that has one), `sign` +1 for new events, -1 for removed ones. A duration
+ * in a dim with the agent bit adds to the `hist` of one row rather than to a row per bucket.
  * `source` is the CTE body that yields the events (an INSERT ... RETURNING or a DELETE ...
  * RETURNING), so the rollups move by exactly the rows that statement changed. The rows are upserted
  * in key order, so two transactions adding to the same rollup rows lock them in the same order.
@@ -53,24 +54,33 @@ async function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1): Promise<voi
     for (const r of rows) deferred.push({ ...r, sign })
     return
   }
+  // Per bucket first, then a duration of an agent dim folded into one row with its buckets in
+  // `hist` (metric_hist_row()): one statement's events that share that row (a bulk close) must
+  // reach it as one delta, since ON CONFLICT cannot update a row twice.
   await sql`
-    WITH ev AS (${source})
-    INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot, n, total)
-    SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at), d.channel_id, d.agent_id, d.team_id, ev.kind,
-           CASE WHEN metric_has_histogram(ev.kind) THEN metric_bucket(ev.value) ELSE -1 END, ${randomInt(SLOTS)},
-           ${sign} * count(*), ${sign} * COALESCE(sum(ev.value), 0)
-    FROM ev
-    CROSS JOIN (VALUES ('h'), ('d'), ('t'), ('m')) g(grain)
-    CROSS JOIN LATERAL (VALUES (0::smallint, ${ZERO_UUID}::uuid, ''::text, ${ZERO_UUID}::uuid), (1::smallint, ev.channel_id, ''::text, ${ZERO_UUID}::uuid),
-                               (2::smallint, ${ZERO_UUID}::uuid, ev.agent_id, ${ZERO_UUID}::uuid), (3::smallint, ev.channel_id, ev.agent_id, ${ZERO_UUID}::uuid),
-                               (4::smallint, ${ZERO_UUID}::uuid, ''::text, ev.team_id), (5::smallint, ev.channel_id, ''::text, ev.team_id),
-                               (6::smallint, ${ZERO_UUID}::uuid, ev.agent_id, ev.team_id), (7::smallint, ev.channel_id, ev.agent_id, ev.team_id)
-                       ) d(dim, channel_id, agent_id, team_id)
-    WHERE d.agent_id IS NOT NULL AND d.team_id IS NOT NULL AND metric_kept(g.grain, d.dim)
+    WITH ev AS (${source}), b AS (
+      SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at) AS period_start, d.channel_id, d.agent_id, d.team_id, ev.kind,
+             CASE WHEN metric_has_histogram(ev.kind) THEN metric_bucket(ev.value) ELSE -1 END AS bucket,
+             ${sign} * count(*) AS n, ${sign} * COALESCE(sum(ev.value), 0) AS total
+      FROM ev
+      CROSS JOIN (VALUES ('h'), ('d'), ('t'), ('m')) g(grain)
+      CROSS JOIN LATERAL (VALUES (0::smallint, ${ZERO_UUID}::uuid, ''::text, ${ZERO_UUID}::uuid), (1::smallint, ev.channel_id, ''::text, ${ZERO_UUID}::uuid),
+                                 (2::smallint, ${ZERO_UUID}::uuid, ev.agent_id, ${ZERO_UUID}::uuid), (3::smallint, ev.channel_id, ev.agent_id, ${ZERO_UUID}::uuid),
+                                 (4::smallint, ${ZERO_UUID}::uuid, ''::text, ev.team_id), (5::smallint, ev.channel_id, ''::text, ev.team_id),
+                                 (6::smallint, ${ZERO_UUID}::uuid, ev.agent_id, ev.team_id), (7::smallint, ev.channel_id, ev.agent_id, ev.team_id)
+                         ) d(dim, channel_id, agent_id, team_id)
+      WHERE d.agent_id IS NOT NULL AND d.team_id IS NOT NULL AND metric_kept(g.grain, d.dim)
+      GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+    )
+    INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot, n, total, hist)
+    SELECT workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind,
+           CASE WHEN metric_hist_row(dim, kind) THEN -1 ELSE bucket END, ${randomInt(SLOTS)}, sum(n), sum(total),
+           jsonb_object_agg(bucket, n) FILTER (WHERE metric_hist_row(dim, kind))
+    FROM b
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     ON CONFLICT (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot)
-    DO UPDATE SET n = r.n + excluded.n, total = r.total + excluded.total`
+    DO UPDATE SET n = r.n + excluded.n, total = r.total + excluded.total, hist = metric_hist_add(r.hist, excluded.hist)`
 }
 
 /** An event recorded while its rollups were deferred, with its sign (+1 added, -1 removed). */

@@ -632,8 +632,10 @@ export const metricEvents = pgTable(
  * agent they would be about one row per event). Each fact is
  * added to one of a few slot rows chosen at random, so concurrent writers of one workspace do not
  * queue on a row; readers sum the slots. A duration kind counts its samples per
- * log-spaced bucket (one row per bucket: src/analytics/histogram.ts), so percentiles of long
- * ranges merge by adding rows.
+ * log-spaced bucket (src/analytics/histogram.ts), so percentiles of long ranges merge by adding:
+ * one row per bucket in the dims without the agent bit, and in the dims with it (2, 3, 6, 7) one
+ * row (bucket -1) whose `hist` holds the bucket counts, so a year of /analytics/agents reads a row
+ * per agent, period and kind whatever the volume (docs/analytics.md, "Per-agent histograms").
  */
 export const metricRollups = pgTable(
   'metric_rollups',
@@ -647,11 +649,19 @@ export const metricRollups = pgTable(
     /** The team of dims 4..7; the zero uuid for the others. */
     teamId: uuid('team_id').notNull().default('00000000-0000-0000-0000-000000000000'),
     kind: text('kind', { enum: metricKinds }).notNull(),
-    /** The histogram bucket of a duration (src/analytics/histogram.ts); -1 for the other kinds. */
+    /**
+     * The histogram bucket of a duration (src/analytics/histogram.ts); -1 for the other kinds, and
+     * for a duration in the dims with the agent bit (its buckets are in `hist`).
+     */
     bucket: smallint('bucket').notNull(),
     slot: smallint('slot').notNull(),
     n: bigint('n', { mode: 'number' }).notNull().default(0),
     total: doublePrecision('total').notNull().default(0),
+    /**
+     * A duration in the dims with the agent bit: bucket -> samples (a JSON object, no zero
+     * entries; metric_hist_add() in migration issue31_agent_histograms merges two); null otherwise.
+     */
+    hist: jsonb('hist').$type<Record<string, number>>(),
   },
   // serves: every analytics read: (workspace, dim, grain, period) equality per piece of a range
   (t) => [

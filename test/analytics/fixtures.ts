@@ -39,3 +39,20 @@ export async function moveConversation(app: App, conversationId: string, at: str
     await tx`SELECT metric_rebuild_rollups()`
   })
 }
+
+/**
+ * metric_rollups of a workspace summed over their slots, rows that net to zero left out; the
+ * `hist` of the agent dims' duration rows is spread into one entry per bucket (`...|hist|<bucket>`)
+ * next to the row's own count and total, so a wrong bucket count in a `hist` shows as a
+ * difference from a rebuild (metric_rebuild_rollups()).
+ */
+export const rollupState = (sql: App['deps']['sql'], ws: string) => sql<{ key: string; n: number; total: number }[]>`
+  SELECT key, sum(n)::float8 AS n, round(sum(total)::numeric, 6)::float8 AS total
+  FROM (
+    SELECT concat_ws('|', dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket) AS key, n, total
+    FROM metric_rollups WHERE workspace_id = ${ws}
+    UNION ALL
+    SELECT concat_ws('|', r.dim, r.grain, r.period_start, r.channel_id, r.agent_id, r.team_id, r.kind, 'hist', h.key), h.value::bigint, 0
+    FROM metric_rollups r CROSS JOIN LATERAL jsonb_each_text(r.hist) h WHERE r.workspace_id = ${ws}
+  ) s
+  GROUP BY key HAVING sum(n) <> 0 ORDER BY key`

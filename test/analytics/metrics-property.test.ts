@@ -4,6 +4,7 @@ import t from 'tap'
 import type { App } from '../../src/app.js'
 import { build, seedGuest, seedWorkspace, type SeededGuest, type SeededMember, type SeededWorkspace } from '../helper.js'
 import { startConversation } from '../conversations/fixtures.js'
+import { rollupState } from './fixtures.js'
 
 /**
  * Random sequences of create / guest message / agent reply / private note / close / reopen /
@@ -199,12 +200,6 @@ async function run(app: App, ws: SeededWorkspace, ops: Op[]) {
   return { facts, agents, channels: [ws.channelId, ch2] }
 }
 
-/** Rollups summed over their slots, rows that net to zero left out. */
-const rollupState = (app: App, ws: string) => app.deps.sql<{ key: string; n: number; total: number }[]>`
-  SELECT concat_ws('|', dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket) AS key, sum(n)::float8 AS n, round(sum(total)::numeric, 6)::float8 AS total
-  FROM metric_rollups WHERE workspace_id = ${ws}
-  GROUP BY dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket HAVING sum(n) <> 0 ORDER BY 1`
-
 t.test('every metric equals its recomputation from the raw facts', async (t) => {
   const { app } = await build(t)
   let runNo = 0
@@ -244,9 +239,9 @@ t.test('every metric equals its recomputation from the raw facts', async (t) => 
       const hours = await get(`/analytics/timeseries?${range}&metric=messagesSent&groupBy=hour`)
       check(hours.data.reduce((a: number, b: any) => a + b.value, 0) === facts.sent.length, 'hour buckets add up')
       // The rollups the transactions kept equal a rebuild from the events.
-      const kept = await rollupState(app, ws.workspaceId)
+      const kept = await rollupState(app.deps.sql, ws.workspaceId)
       await app.deps.sql`SELECT metric_rebuild_rollups()`
-      const rebuilt = await rollupState(app, ws.workspaceId)
+      const rebuilt = await rollupState(app.deps.sql, ws.workspaceId)
       check(JSON.stringify(rebuilt) === JSON.stringify(kept), `rollups != rebuild from events`)
       return true
     }),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
 import { addToTeam, createTeam, setDefaultTeam } from '../teams/fixtures.js'
-import { steps } from './fixtures.js'
+import { rollupState, steps } from './fixtures.js'
 
 /**
  * `/analytics/*?teamId=` (API.md section 16): what is attributed to conversations of that team at
@@ -100,12 +100,10 @@ t.test('analytics by team: the team at the moment of each event', async (t) => {
   })
 
   await t.test('the rollups the transactions kept equal a rebuild; a delete leaves the team', async (t) => {
-    const state = () => app.deps.sql<{ key: string; n: number }[]>`
-      SELECT concat_ws('|', dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket) AS key, sum(n)::float8 AS n
-      FROM metric_rollups WHERE workspace_id = ${ws.workspaceId}
-      GROUP BY dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket HAVING sum(n) <> 0 ORDER BY 1`
+    const state = () => rollupState(app.deps.sql, ws.workspaceId)
     const kept = await state()
     t.ok(kept.some((r) => r.key.startsWith('7|')), 'team dims are written')
+    t.ok(kept.some((r) => r.key.startsWith('6|') && r.key.includes('|first_response|hist|')), "a team agent's first responses are in its hist")
     await app.deps.sql`SELECT metric_rebuild_rollups()`
     t.same(await state(), kept)
     await s.remove(c2.id, ws.owner)

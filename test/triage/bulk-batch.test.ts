@@ -8,6 +8,7 @@ import { closeConversation, inOneTransaction, mutateConversation, setPinned, upd
 import { conflict } from '../../src/errors.js'
 import type { Log } from '../../src/logger.js'
 import { bulkAction } from '../../src/triage/bulk.js'
+import { rollupState } from '../analytics/fixtures.js'
 import { build, seedGuest, seedWorkspace, type SeededWorkspace } from '../helper.js'
 import { listenEvents, patch, send, startConversation } from '../conversations/fixtures.js'
 import { sweepBreaches } from '../../src/sla/breaches.js'
@@ -22,17 +23,11 @@ import { createPolicy, getConversation } from '../sla/fixtures.js'
  * what single requests leave.
  */
 
-/** Rollups summed over their slots, rows that net to zero left out (test/analytics/metrics-property.test.ts). */
-const rollupState = (app: App, ws: string) => app.deps.sql<{ key: string; n: number; total: number }[]>`
-  SELECT concat_ws('|', dim, grain, period_start, channel_id, agent_id, kind, bucket) AS key, sum(n)::float8 AS n, round(sum(total)::numeric, 6)::float8 AS total
-  FROM metric_rollups WHERE workspace_id = ${ws}
-  GROUP BY dim, grain, period_start, channel_id, agent_id, kind, bucket HAVING sum(n) <> 0 ORDER BY 1`
-
 /** The kept rollups equal a rebuild from the events. */
 async function rollupsExact(app: App, ws: string): Promise<boolean> {
-  const kept = await rollupState(app, ws)
+  const kept = await rollupState(app.deps.sql, ws)
   await app.deps.sql`SELECT metric_rebuild_rollups()`
-  const rebuilt = await rollupState(app, ws)
+  const rebuilt = await rollupState(app.deps.sql, ws)
   return kept.length > 0 && JSON.stringify(kept) === JSON.stringify(rebuilt)
 }
 
