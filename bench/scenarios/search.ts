@@ -220,13 +220,13 @@ async function searchVsIlike(sql: Pool, workspaceId: string) {
 async function explainSearch(sql: Pool, workspaceId: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {}
   for (const [name, word] of [['searchRareCandidates', RARE_TOKEN], ['searchCommonCandidates', COMMON_WORD], ['searchFrequentCandidates', FREQUENT_WORD]] as const) {
-    const { text, values, walk } = await candidateQuery(sql, workspaceId, word, null)
+    const { text, values, plan } = await candidateQuery(sql, workspaceId, word, null)
     const rows = await sql.begin(async (tx) => {
       // As on the search pool's connections (SEARCH_SESSION).
       for (const [name, value] of Object.entries(SEARCH_SESSION)) await tx.unsafe(`SET LOCAL ${name} = '${value}'`)
       return tx.unsafe<{ 'QUERY PLAN': string }[]>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values, { prepare: false })
     })
-    out[name] = `${walk ? '-- walk\n' : '-- posting list\n'}${rows.map((x) => x['QUERY PLAN']).join('\n')}`
+    out[name] = `-- ${plan}\n${rows.map((x) => x['QUERY PLAN']).join('\n')}`
   }
   return out
 }
