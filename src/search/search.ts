@@ -414,10 +414,11 @@ const RECENT_MATCHES = 2
  * Where the plans cross, as multiples of SEARCH_WINDOW × the workspace's chunks that matches²
  * must exceed: the walk reads SEARCH_WINDOW / share chunks, the recent plan about
  * 2 × RECENT_MATCHES × SEARCH_WINDOW / share index entries plus the word's posting list, the
- * posting list one heap row per match (measured in docs/search.md).
+ * posting list one heap row per match. Measured per word at 55,001 chunks (docs/search.md): the
+ * posting list is cheapest below ~1,000 matches, the recent plan from there to ~1,700, the walk above.
  */
 const WALK_FACTOR = 1
-const RECENT_FACTOR = 0.25
+const RECENT_FACTOR = 0.4
 
 export function choosePlan(stats: ChunkStats, ws: string, q: string): { plan: CandidatePlan; share: number } {
   if (stats.total <= 0) return { plan: 'list', share: 0 }

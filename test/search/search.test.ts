@@ -291,7 +291,7 @@ t.test('search: words at the crossover read the posting list ANDed with a recent
   // 1,000 one-chunk conversations, two at each time (ties at every bound and window edge), oldest
   // first. `spread` is in every 6th (167 matches: the recent plan, its range holds ~100 of them),
   // `oldish` in 167 of the 400 oldest only (the same share, but none in the recent range: the
-  // posting list must answer), `pair` in the even ones among the 300 newest (150: the range holds
+  // posting list must answer), `pair` in the even ones among the 320 newest (160: the range holds
   // all of them, ranked differently from their age).
   const n = 1000
   await app.deps.sql`
@@ -306,7 +306,7 @@ t.test('search: words at the crossover read the posting list ANDed with a recent
            concat_ws(' ', 'text',
                      CASE WHEN i % 6 = 0 THEN repeat('spread ', (i % 3 + 1)::int) END,
                      CASE WHEN i < 400 AND i % 12 < 5 THEN repeat('oldish ', (i % 4 + 1)::int) END,
-                     CASE WHEN i >= ${n - 300} AND i % 2 = 0 THEN repeat('pair ', (i % 5 + 1)::int) END),
+                     CASE WHEN i >= ${n - 320} AND i % 2 = 0 THEN repeat('pair ', (i % 5 + 1)::int) END),
            c.last_message_at
     FROM (SELECT *, row_number() OVER (ORDER BY last_message_at, id) - 1 AS i FROM c) c`
   // A long conversation saying `spread` in its old chunk and its newest: found once, at its newest.
