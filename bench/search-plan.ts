@@ -8,6 +8,7 @@
  *   node --import tsx bench/search-plan.ts <parley_bench_db> <word> [small] [runs=20]
  *   node --import tsx bench/search-plan.ts <parley_bench_db> varied [small] [words=300]
  *   node --import tsx bench/search-plan.ts <parley_bench_db> plans [small] [words=2000]
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> statements:<word> [small] [runs=200]
  *
  * `small` searches the small (10,000-conversation) workspace instead of the largest.
  */
@@ -49,6 +50,26 @@ const ticks = (): number => {
   return Number(f[11]) + Number(f[12])
 }
 const runs = Number(runsArg ?? 20)
+if (word.startsWith('statements:')) {
+  // Each statement of one search for the word (first page), replayed `runs` times alone: backend
+  // CPU per execution (planning included for the unprepared ones, as in the app).
+  const q = word.slice('statements:'.length)
+  await searchConversations(ctx, { q, limit: 20 })
+  const seen: { text: string; params: unknown[] }[] = []
+  const all = postgres(url.toString(), { max: 1, onnotice: () => {}, connection: { ...SEARCH_SESSION, TimeZone: 'UTC' }, debug: (_c, text, params) => void seen.push({ text, params: params as unknown[] }) })
+  useTextTypes(all)
+  await searchConversations(scriptContext(all, config, benchOwner(workspaceId)), { q, limit: 20 })
+  await all.end()
+  for (const st of seen.filter((x) => !/pg_stats|pg_class|pg_catalog/.test(x.text))) {
+    const prepare = /WITH ranked|WITH gh|b\.last_message_at/.test(st.text)
+    await sql.unsafe(st.text, st.params as never[], { prepare })
+    const c0 = ticks()
+    for (let i = 0; i < runs; i++) await sql.unsafe(st.text, st.params as never[], { prepare })
+    console.log(`${(((ticks() - c0) * 10) / runs).toFixed(2)} ms${prepare ? ' (prepared)' : ''}  ${st.text.replace(/\s+/g, ' ').trim().slice(0, 80)}`)
+  }
+  await sql.end()
+  process.exit(0)
+}
 if (word === 'plans') {
   // The candidate step alone (first window) of the search-varied words, each by every plan
   // (forced, with the word's true share of the workspace's chunks), by the word's matching chunks
