@@ -9,6 +9,7 @@
  *   node --import tsx bench/search-plan.ts <parley_bench_db> varied [small] [words=300]
  *   node --import tsx bench/search-plan.ts <parley_bench_db> plans [small] [words=2000]
  *   node --import tsx bench/search-plan.ts <parley_bench_db> statements:<word> [small] [runs=200]
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> varied-pass [small] [words=2000]
  *
  * `small` searches the small (10,000-conversation) workspace instead of the largest.
  */
@@ -106,6 +107,20 @@ if (word === 'plans') {
     const cells = plans.map((p) => (a.cpu[p]! / a.words).toFixed(2))
     console.log(`${bands[band]}-${bands[band + 1]} | ${a.words} | ${cells.join(' | ')} | ${Object.entries(a.chosen).map(([p, k]) => `${p} ${k}`).join(', ')}`)
   }
+  await sql.end()
+  process.exit(0)
+}
+if (word === 'varied-pass') {
+  // The varied words in two passes, each word once per pass, the second pass timed: a word's pages
+  // were last read ~2,000 searches earlier, so what shared_buffers holds decides whether they are
+  // still there (issue 31: PostgreSQL settings). BENCH_DATABASE_URL may name another server.
+  const words = buildVocabulary().words.slice(20, 20 + runs)
+  for (const w of words) await searchConversations(ctx, { q: w, limit: 20 })
+  const c0 = ticks()
+  const t0 = performance.now()
+  for (const w of words) await searchConversations(ctx, { q: w, limit: 20 })
+  const [{ sb }] = await sql<{ sb: string }[]>`SELECT current_setting('shared_buffers') AS sb`
+  console.log(`shared_buffers ${sb}: ${words.length} words, whole search mean ${((performance.now() - t0) / words.length).toFixed(2)} ms; PostgreSQL backend CPU ${(((ticks() - c0) * 10) / words.length).toFixed(2)} ms per search`)
   await sql.end()
   process.exit(0)
 }
