@@ -336,7 +336,7 @@ export async function readCandidates(
  * and bench/search-plan.ts EXPLAIN it). For the recent plan this reads the time bound first (an
  * index-only OFFSET on search_chunks_recent_idx); `bounded` is false when the workspace holds
  * fewer older chunks than the offset (then the statement covers all of them and is complete).
- * `plan` forces a plan (tests and the bench compare them on the same words).
+ * `force` sets the plan and the share (bench/search-plan.ts compares the plans on the same words).
  */
 export async function candidateQuery(
   sql: Pool,
