@@ -7,13 +7,16 @@
  *
  *   node --import tsx bench/search-plan.ts <parley_bench_db> <word> [small] [runs=20]
  *   node --import tsx bench/search-plan.ts <parley_bench_db> varied [small] [words=300]
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> plans [small] [words=2000]
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> statements:<word> [small] [runs=200]
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> varied-pass [small] [words=2000]
  *
  * `small` searches the small (10,000-conversation) workspace instead of the largest.
  */
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.js'
 import { useTextTypes } from '../src/db/client.js'
-import { candidateQuery, SEARCH_SESSION, searchConversations } from '../src/search/search.js'
+import { candidateQuery, readCandidates, SEARCH_SESSION, searchConversations } from '../src/search/search.js'
 import { benchOwner, scriptContext } from './lib/context.js'
 import { buildVocabulary } from './lib/words.js'
 
@@ -48,6 +51,79 @@ const ticks = (): number => {
   return Number(f[11]) + Number(f[12])
 }
 const runs = Number(runsArg ?? 20)
+if (word.startsWith('statements:')) {
+  // Each statement of one search for the word (first page), replayed `runs` times alone: backend
+  // CPU per execution (planning included for the unprepared ones, as in the app).
+  const q = word.slice('statements:'.length)
+  await searchConversations(ctx, { q, limit: 20 })
+  const seen: { text: string; params: unknown[] }[] = []
+  const all = postgres(url.toString(), { max: 1, onnotice: () => {}, connection: { ...SEARCH_SESSION, TimeZone: 'UTC' }, debug: (_c, text, params) => void seen.push({ text, params: params as unknown[] }) })
+  useTextTypes(all)
+  await searchConversations(scriptContext(all, config, benchOwner(workspaceId)), { q, limit: 20 })
+  await all.end()
+  for (const st of seen.filter((x) => !/pg_stats|pg_class|pg_catalog/.test(x.text))) {
+    const prepare = /WITH ranked|WITH gh|b\.last_message_at/.test(st.text)
+    await sql.unsafe(st.text, st.params as never[], { prepare })
+    const c0 = ticks()
+    for (let i = 0; i < runs; i++) await sql.unsafe(st.text, st.params as never[], { prepare })
+    console.log(`${(((ticks() - c0) * 10) / runs).toFixed(2)} ms${prepare ? ' (prepared)' : ''}  ${st.text.replace(/\s+/g, ' ').trim().slice(0, 80)}`)
+  }
+  await sql.end()
+  process.exit(0)
+}
+if (word === 'plans') {
+  // The candidate step alone (first window) of the search-varied words, each by every plan
+  // (forced, with the word's true share of the workspace's chunks), by the word's matching chunks
+  // in the workspace: backend CPU per window (each plan 5 times per word, after one untimed run),
+  // and which plan search itself chooses from the statistics. Checks that the plans agree.
+  const words = buildVocabulary().words.slice(20, 20 + Number(runsArg ?? 2000))
+  const [{ chunks }] = await sql<{ chunks: number }[]>`SELECT count(*)::int AS chunks FROM search_chunks WHERE workspace_id = ${workspaceId}`
+  const bands = [0, 200, 400, 800, 1200, 1600, 2500, 5000, 10000, Infinity]
+  const plans = ['list', 'recent', 'walk'] as const
+  const acc = new Map<number, { words: number; cpu: Record<string, number>; chosen: Record<string, number> }>()
+  for (const w of words) {
+    const [{ n }] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM search_chunks WHERE workspace_id = ${workspaceId} AND doc @@ search_query(${workspaceId}, ${w})`
+    if (n === 0) continue
+    const band = bands.findIndex((b, i) => n >= b && n < bands[i + 1]!)
+    const a = acc.get(band) ?? { words: 0, cpu: {}, chosen: {} }
+    a.words++
+    const { plan: chosen } = await candidateQuery(sql, workspaceId, w, null)
+    a.chosen[chosen] = (a.chosen[chosen] ?? 0) + 1
+    let reference: string | null = null
+    for (const plan of plans) {
+      const window = () => readCandidates(sql, sql, workspaceId, w, null, { plan, share: n / chunks })
+      const same = JSON.stringify(await window())
+      if (reference === null) reference = same
+      else if (same !== reference) console.log(`!! ${w}: ${plan} differs from list`)
+      const c0 = ticks()
+      for (let i = 0; i < 5; i++) await window()
+      a.cpu[plan] = (a.cpu[plan] ?? 0) + ((ticks() - c0) * 10) / 5
+    }
+    acc.set(band, a)
+  }
+  console.log(`matching chunks (of ${chunks} in the workspace) | words | ${plans.join(' | ')} (backend CPU ms per window) | chosen`)
+  for (const [band, a] of [...acc].sort((x, y) => x[0] - y[0])) {
+    const cells = plans.map((p) => (a.cpu[p]! / a.words).toFixed(2))
+    console.log(`${bands[band]}-${bands[band + 1]} | ${a.words} | ${cells.join(' | ')} | ${Object.entries(a.chosen).map(([p, k]) => `${p} ${k}`).join(', ')}`)
+  }
+  await sql.end()
+  process.exit(0)
+}
+if (word === 'varied-pass') {
+  // The varied words in two passes, each word once per pass, the second pass timed: a word's pages
+  // were last read ~2,000 searches earlier, so what shared_buffers holds decides whether they are
+  // still there (issue 31: PostgreSQL settings). BENCH_DATABASE_URL may name another server.
+  const words = buildVocabulary().words.slice(20, 20 + runs)
+  for (const w of words) await searchConversations(ctx, { q: w, limit: 20 })
+  const c0 = ticks()
+  const t0 = performance.now()
+  for (const w of words) await searchConversations(ctx, { q: w, limit: 20 })
+  const [{ sb }] = await sql<{ sb: string }[]>`SELECT current_setting('shared_buffers') AS sb`
+  console.log(`shared_buffers ${sb}: ${words.length} words, whole search mean ${((performance.now() - t0) / words.length).toFixed(2)} ms; PostgreSQL backend CPU ${(((ticks() - c0) * 10) / words.length).toFixed(2)} ms per search`)
+  await sql.end()
+  process.exit(0)
+}
 if (word === 'varied') {
   // The search-varied scenario's words one after the other, each searched once (twice: the
   // second is timed, so the disk is left out), grouped by the plan search chose.
@@ -55,14 +131,14 @@ if (word === 'varied') {
   const by = new Map<string, { wall: number[]; cpu: number }>()
   for (const w of words) {
     await searchConversations(ctx, { q: w, limit: 20 })
-    const { walk } = await candidateQuery(sql, workspaceId, w, null)
+    const { plan } = await candidateQuery(sql, workspaceId, w, null)
     const c0 = ticks()
     const t0 = performance.now()
     await searchConversations(ctx, { q: w, limit: 20 })
-    const g = by.get(walk ? 'walk' : 'posting list') ?? { wall: [], cpu: 0 }
+    const g = by.get(plan) ?? { wall: [], cpu: 0 }
     g.wall.push(performance.now() - t0)
     g.cpu += (ticks() - c0) * 10
-    by.set(walk ? 'walk' : 'posting list', g)
+    by.set(plan, g)
   }
   for (const [plan, g] of by) {
     g.wall.sort((a, b) => a - b)
@@ -82,10 +158,10 @@ for (let i = 0; i < runs; i++) {
 }
 const cpuMs = ((ticks() - cpu0) * 10) / runs // USER_HZ = 100
 times.sort((a, b) => a - b)
-const { walk } = await candidateQuery(sql, workspaceId, word, null)
+const { plan: chosen } = await candidateQuery(sql, workspaceId, word, null)
 for (const [kind, c] of Object.entries(captured)) {
   const plan = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
-  console.log(`-- ${kind}${kind === 'candidates' ? (walk ? ' (walk)' : ' (posting list)') : ''}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
+  console.log(`-- ${kind}${kind === 'candidates' ? ` (${chosen})` : ''}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
 }
 console.log(`\n${word} in ${which === 'small' ? 'small' : 'largest'} workspace: whole search from one client, ${times.length} runs: p50 ${times[times.length >> 1]!.toFixed(2)} ms, min ${times[0]!.toFixed(2)} ms; PostgreSQL backend CPU ${cpuMs.toFixed(2)} ms per search`)
 await sql.end()

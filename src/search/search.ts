@@ -263,25 +263,37 @@ function pageOf(source: string, bind: (v: string | number) => string, tsq: strin
  * `cap` of them, ordered (score DESC, id DESC), the page after `after`: need + 1 rows.
  */
 async function guestPage(s: SearchArgs, cap: number, after: Keyset | null, need: number): Promise<Row[]> {
+  // First the hits alone: unprepared, so always planned with the pattern (a prepared statement
+  // switches to its generic plan after five runs once the varying patterns' custom plans cost
+  // more on average, and the generic plan for `ILIKE $n ... LIMIT` is a sequential scan of every
+  // guest: 340 ms at 800,000 guests instead of 0.1 ms). Two relations plan in ~0.1 ms; the page
+  // statement with the conversation view's joins took ~1 ms more to plan on every search, and
+  // most searches have no guest hit (docs/search.md, issue 31).
+  const hit = binder()
+  const WS = hit.bind(s.ws)
+  const hits = await s.sql.unsafe<{ id: string; rank: number }[]>(
+    `
+    SELECT c.id,
+           CASE WHEN lower(g.name) = lower(${hit.bind(s.term)}) OR lower(g.email) = lower($${hit.values.length})
+                THEN ${2 * GUEST_SCORE} ELSE ${GUEST_SCORE} END AS rank
+    FROM guests g
+    JOIN conversations c ON c.guest_id = g.id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
+    WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${hit.bind(s.pattern!)} OR g.email ILIKE $${hit.values.length})
+    LIMIT ${hit.bind(cap)}`,
+    hit.values,
+    { prepare: false },
+  )
+  if (hits.length === 0) return []
+  // Then their page, prepared like the ranking statement (its plan is driven by unnest of the ids).
   const { values, bind } = binder()
-  const WS = bind(s.ws)
   const tsq = `websearch_to_tsquery('simple', ${bind(s.q)})`
   const text = `
     WITH gh AS (
-      SELECT c.id,
-             CASE WHEN lower(g.name) = lower(${bind(s.term)}) OR lower(g.email) = lower($${values.length})
-                  THEN ${2 * GUEST_SCORE} ELSE ${GUEST_SCORE} END::numeric AS rank
-      FROM guests g
-      JOIN conversations c ON c.guest_id = g.id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
-      WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${bind(s.pattern!)} OR g.email ILIKE $${values.length})
-      LIMIT ${bind(cap)}
+      SELECT x.id, x.rank::numeric AS rank
+      FROM unnest(${bind(hits.map((h) => h.id))}::uuid[], ${bind(hits.map((h) => String(h.rank)))}::int[]) AS x(id, rank)
     ),
     ${pageOf('gh', bind, tsq, after, need)}`
-  // Unprepared, so always planned with the pattern: a prepared statement switches to its generic
-  // plan after five runs once the varying patterns' custom plans cost more on average (short or
-  // frequent trigrams), and the generic plan for `ILIKE $n ... LIMIT` is a sequential scan of
-  // every guest (340 ms at 800,000 guests instead of 0.1 ms).
-  return s.sql.unsafe<Row[]>(text, values, { prepare: false })
+  return s.sql.unsafe<Row[]>(text, values, { prepare: true })
 }
 
 interface Candidate {
@@ -292,21 +304,59 @@ interface Candidate {
 
 /**
  * The newest SEARCH_WINDOW chunks older than `window` whose document may match, one per
- * conversation (its newest such chunk): the walk or the posting list, as walkPays chose
- * (candidateStatement writes each so that its plan is the only sensible one). Unprepared on
- * purpose: PostgreSQL plans an unnamed statement with the bound values and folds
- * search_query(ws, q) (immutable) to a constant, the GIN index's search key; planning this
- * one-table statement costs a fraction of a millisecond.
+ * conversation (its newest such chunk), by the plan choosePlan chose (candidateStatement writes
+ * each so that its plan is the only sensible one). Unprepared on purpose: PostgreSQL plans an
+ * unnamed statement with the bound values and folds search_query(ws, q) (immutable) to a
+ * constant, the GIN index's search key; planning this one-table statement costs a fraction of a
+ * millisecond. The recent plan answers only when its time range holds a whole window; else the
+ * posting list does (same rows, same order).
  */
-async function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
-  const { text, values } = await candidateQuery(s.pool, s.ws, s.q, window, s.sql)
-  return s.sql.unsafe<Candidate[]>(text, values, { prepare: false })
+function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
+  return readCandidates(s.pool, s.sql, s.ws, s.q, window)
 }
 
-/** The candidate statement as search runs it and whether it walks (bench/scenarios/search.ts EXPLAINs it). */
-export async function candidateQuery(sql: Pool, ws: string, q: string, window: WindowStart | null, run: Sql = sql) {
-  const walk = walkPays(await chunkStats(sql, run), ws, q)
-  return { ...candidateStatement(ws, q, window, walk), walk }
+/** candidateWindow's rows (bench/search-plan.ts forces each plan on the same words). */
+export async function readCandidates(
+  pool: Pool,
+  run: Sql,
+  ws: string,
+  q: string,
+  window: WindowStart | null,
+  force?: { plan: CandidatePlan; share: number },
+): Promise<Candidate[]> {
+  const query = await candidateQuery(pool, ws, q, window, run, force)
+  const rows = await run.unsafe<Candidate[]>(query.text, query.values, { prepare: false })
+  if (query.plan !== 'recent' || !query.bounded || rows.length === SEARCH_WINDOW) return rows
+  const list = candidateStatement(ws, q, window, 'list')
+  return run.unsafe<Candidate[]>(list.text, list.values, { prepare: false })
+}
+
+/**
+ * The candidate statement as search runs it first and the plan it follows (bench/scenarios/search.ts
+ * and bench/search-plan.ts EXPLAIN it). For the recent plan this reads the time bound first (an
+ * index-only OFFSET on search_chunks_recent_idx); `bounded` is false when the workspace holds
+ * fewer older chunks than the offset (then the statement covers all of them and is complete).
+ * `force` sets the plan and the share (bench/search-plan.ts compares the plans on the same words).
+ */
+export async function candidateQuery(
+  sql: Pool,
+  ws: string,
+  q: string,
+  window: WindowStart | null,
+  run: Sql = sql,
+  force?: { plan: CandidatePlan; share: number },
+) {
+  const chosen = force ?? choosePlan(await chunkStats(sql, run), ws, q)
+  if (chosen.plan !== 'recent') return { ...candidateStatement(ws, q, window, chosen.plan), plan: chosen.plan, bounded: false }
+  const offset = Math.ceil((RECENT_MATCHES * SEARCH_WINDOW) / chosen.share)
+  const older = window ? run`AND (b.last_message_at, b.conversation_id, b.seq) < (${window.at}::timestamptz, ${window.id}::uuid, ${window.seq}::int)` : run``
+  // Index-only (every column is in search_chunks_recent_idx): `offset` entries, no heap, no doc.
+  const [bound] = await run<{ at: string }[]>`
+    SELECT b.last_message_at AS at FROM search_chunks b
+    WHERE b.workspace_id = ${ws} ${older}
+    ORDER BY b.last_message_at DESC, b.conversation_id DESC, b.seq DESC
+    OFFSET ${offset} LIMIT 1`
+  return { ...candidateStatement(ws, q, window, 'recent', bound?.at ?? null), plan: chosen.plan, bounded: Boolean(bound) }
 }
 
 /**
@@ -314,9 +364,10 @@ export async function candidateQuery(sql: Pool, ws: string, q: string, window: W
  * multiplies its frequency by the workspace filter's selectivity as if they were independent,
  * so a word in 22% of a small tenant's chunks looks rare there and gets a bitmap of all its
  * matches. We choose instead, from the same column statistics (pg_stats of search_chunks, cached
- * per pool for STATS_TTL_MS): walk newest-first when the word's matches in the workspace
- * outnumber the chunks a walk reads for one window (matches² > SEARCH_WINDOW × workspace
- * chunks), else let the GIN posting list answer. A wrong guess only changes the plan.
+ * per pool for STATS_TTL_MS), by the word's matches in the workspace (choosePlan): walk
+ * newest-first when they outnumber the chunks a walk reads for one window, AND the posting list
+ * with a recent time range near that crossover, else let the GIN posting list answer. A wrong
+ * guess only changes the plan.
  */
 interface ChunkStats {
   total: number
@@ -363,8 +414,26 @@ export function resetSearchStats(sql: Pool): void {
 /** search_tag() of migrations/…_issue19_search_chunks_sql.sql, in JS. */
 const searchTag = (ws: string): string => createHash('md5').update(ws.toLowerCase()).digest('hex').slice(0, 8)
 
-export function walkPays(stats: ChunkStats, ws: string, q: string): boolean {
-  if (stats.total <= 0) return false
+/** How a candidate window is read (candidateStatement). */
+export type CandidatePlan = 'walk' | 'recent' | 'list'
+
+/**
+ * The recent plan's time range is chosen to hold RECENT_MATCHES windows of matches at the word's
+ * estimated share, so that one under-estimated by up to that factor still fills a window there.
+ */
+const RECENT_MATCHES = 2
+/**
+ * Where the plans cross, as multiples of SEARCH_WINDOW × the workspace's chunks that matches²
+ * must exceed: the walk reads SEARCH_WINDOW / share chunks, the recent plan about
+ * 2 × RECENT_MATCHES × SEARCH_WINDOW / share index entries plus the word's posting list, the
+ * posting list one heap row per match. Measured per word at 55,001 chunks (docs/search.md): the
+ * posting list is cheapest below ~1,000 matches, the recent plan from there to ~1,700, the walk above.
+ */
+const WALK_FACTOR = 1
+const RECENT_FACTOR = 0.4
+
+export function choosePlan(stats: ChunkStats, ws: string, q: string): { plan: CandidatePlan; share: number } {
+  if (stats.total <= 0) return { plan: 'list', share: 0 }
   const tag = searchTag(ws)
   // Words roughly as websearch_to_tsquery reads them: "-word" excluded, "or" joins (take the
   // most frequent side), otherwise all words must match (take the least frequent).
@@ -374,12 +443,14 @@ export function walkPays(stats: ChunkStats, ws: string, q: string): boolean {
     .filter((t) => !t.startsWith('-') && t !== 'or')
     .flatMap((t) => t.split(/[^\p{L}\p{N}]+/u).filter(Boolean))
     .map((w) => stats.elems.get(`${tag}:${w}`) ?? 0)
-  if (shares.length === 0) return false
-  const share = or ? Math.max(...shares) : Math.min(...shares)
-  const matches = share * stats.total
+  if (shares.length === 0) return { plan: 'list', share: 0 }
   const listed = stats.workspaces.get(ws.toLowerCase())
   const wsShare = listed ?? (stats.workspaces.size ? Math.min(...stats.workspaces.values()) : 1)
-  return matches * matches > SEARCH_WINDOW * wsShare * stats.total
+  const matches = (or ? Math.max(...shares) : Math.min(...shares)) * stats.total
+  const chunks = wsShare * stats.total
+  const share = Math.min(1, matches / chunks)
+  if (matches * matches > SEARCH_WINDOW * WALK_FACTOR * chunks) return { plan: 'walk', share }
+  return { plan: matches * matches > SEARCH_WINDOW * RECENT_FACTOR * chunks ? 'recent' : 'list', share }
 }
 
 /**
@@ -404,7 +475,13 @@ export const SEARCH_SESSION: Record<string, string> = { max_parallel_workers_per
  *   BY ... LIMIT: otherwise the planner, misjudging a rare word's share, may walk the whole
  *   workspace newest-first looking for 50 hits that do not exist (444 ms at 1M conversations).
  */
-export function candidateStatement(ws: string, q: string, window: WindowStart | null, walk = false): { text: string; values: (string | number)[] } {
+export function candidateStatement(
+  ws: string,
+  q: string,
+  window: WindowStart | null,
+  plan: CandidatePlan = 'list',
+  since: string | null = null,
+): { text: string; values: (string | number)[] } {
   const values: (string | number)[] = []
   const bind = (v: string | number): string => {
     values.push(v)
@@ -414,16 +491,12 @@ export function candidateStatement(ws: string, q: string, window: WindowStart | 
   const tq = `search_query(${WS}, ${bind(q)})`
   const older = (at: string, id: string, seq: string) =>
     window ? `AND (${at}, ${id}, ${seq}) < (${bind(window.at)}::timestamptz, ${bind(window.id)}::uuid, ${bind(window.seq)}::int)` : ''
-  const text = walk
-    ? `
-    SELECT ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
-    FROM search_chunks ch
-    WHERE ch.workspace_id = ${WS} AND coalesce(ch.doc, '') @@ ${tq} ${older('ch.last_message_at', 'ch.conversation_id', 'ch.seq')}
-      AND NOT EXISTS (SELECT 1 FROM search_chunks n
-                      WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq})
-    ORDER BY ch.last_message_at DESC, ch.conversation_id DESC, ch.seq DESC
-    LIMIT ${SEARCH_WINDOW}`
-    : `
+  // Each conversation once, at its newest matching chunk (the walk's and the recent plan's anti-join).
+  const newest = `NOT EXISTS (SELECT 1 FROM search_chunks n
+                      WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq})`
+  if (plan === 'list')
+    return {
+      text: `
     SELECT newest.id, newest.at, newest.seq
     FROM (SELECT DISTINCT ON (ch.conversation_id) ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
           FROM search_chunks ch
@@ -431,8 +504,23 @@ export function candidateStatement(ws: string, q: string, window: WindowStart | 
           ORDER BY ch.conversation_id, ch.seq DESC) newest
     WHERE true ${older('newest.at', 'newest.id', 'newest.seq')}
     ORDER BY newest.at DESC, newest.id DESC, newest.seq DESC
-    LIMIT ${SEARCH_WINDOW}`
-  return { text, values }
+    LIMIT ${SEARCH_WINDOW}`,
+      values,
+    }
+  // walk: `coalesce(doc, '')` keeps the GIN index out; recent: `doc @@` (the posting list) and the
+  // time range (search_chunks_recent_idx) are both index conditions, ANDed as bitmaps.
+  const match = plan === 'walk' ? `coalesce(ch.doc, '') @@ ${tq}` : `ch.doc @@ ${tq}`
+  const range = plan === 'recent' && since !== null ? `AND ch.last_message_at >= ${bind(since)}::timestamptz` : ''
+  return {
+    text: `
+    SELECT ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
+    FROM search_chunks ch
+    WHERE ch.workspace_id = ${WS} AND ${match} ${range} ${older('ch.last_message_at', 'ch.conversation_id', 'ch.seq')}
+      AND ${newest}
+    ORDER BY ch.last_message_at DESC, ch.conversation_id DESC, ch.seq DESC
+    LIMIT ${SEARCH_WINDOW}`,
+    values,
+  }
 }
 
 /**

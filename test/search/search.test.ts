@@ -268,11 +268,11 @@ t.test('search: newest-first windows of candidates, each ranked; pages cross win
   // Statistics make the word frequent in this workspace: search walks newest-first instead of
   // reading the posting list; the pages do not change.
   resetSearchStats(app.deps.searchSql)
-  t.notOk((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).walk, 'no statistics: posting list')
+  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).plan, 'list', 'no statistics: posting list')
   await app.deps.sql`ANALYZE search_chunks`
   resetSearchStats(app.deps.searchSql)
-  t.ok((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).walk, 'after ANALYZE: the walk')
-  t.notOk((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'number7', null)).walk, 'a rare word: posting list')
+  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).plan, 'walk', 'after ANALYZE: the walk')
+  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'number7', null)).plan, 'list', 'a rare word: posting list')
   t.same((await all('hello', 7)).map((i) => i.id), ids, 'same pages on the walk')
   t.same((await all('hello', 100)).map((i) => i.id), ids)
 
@@ -282,6 +282,89 @@ t.test('search: newest-first windows of candidates, each ranked; pages cross win
   t.same((await all('hello plain', 100)).map((i) => i.id), [], 'both words in one message (AND)')
   t.equal((await all('hello -number7', 100)).length, n - 1)
   t.equal((await all('-zanzibar', 100)).length, n, 'an all-negative query matches every message without the word')
+})
+
+t.test('search: words at the crossover read the posting list ANDed with a recent time range; same pages as the posting list', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const g = await seedGuest(app, ws, 'Guest', 'guest@example.test')
+  // 1,000 one-chunk conversations, two at each time (ties at every bound and window edge), oldest
+  // first. `spread` is in every 6th (167 matches: the recent plan, its range holds ~100 of them),
+  // `oldish` in 167 of the 400 oldest only (the same share, but none in the recent range: the
+  // posting list must answer), `pair` in the even ones among the 320 newest (160: the range holds
+  // all of them, ranked differently from their age).
+  const n = 1000
+  await app.deps.sql`
+    WITH c AS (
+      INSERT INTO conversations (id, workspace_id, channel_id, guest_id, status, last_message_at)
+      SELECT gen_random_uuid(), ${ws.workspaceId}, ${ws.channelId}, ${g.guestId}, 'OPEN',
+             timestamptz '2026-01-01 00:00:00+00' + make_interval(secs => i / 2)
+      FROM generate_series(0, ${n - 1}) AS i
+      RETURNING id, workspace_id, guest_id, last_message_at)
+    INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
+    SELECT gen_random_uuid(), c.workspace_id, c.id, 'GUEST', c.guest_id::text, 'Gina Guest',
+           concat_ws(' ', 'text',
+                     CASE WHEN i % 6 = 0 THEN repeat('spread ', (i % 3 + 1)::int) END,
+                     CASE WHEN i < 400 AND i % 12 < 5 THEN repeat('oldish ', (i % 4 + 1)::int) END,
+                     CASE WHEN i >= ${n - 320} AND i % 2 = 0 THEN repeat('pair ', (i % 5 + 1)::int) END),
+           c.last_message_at
+    FROM (SELECT *, row_number() OVER (ORDER BY last_message_at, id) - 1 AS i FROM c) c`
+  // A long conversation saying `spread` in its old chunk and its newest: found once, at its newest.
+  const long = await seedConversation(app, ws, g)
+  await seedMessages(app, long, [{ body: 'spread early' }])
+  await seedManyMessages(app, long, 40)
+  await seedMessages(app, long, [{ body: 'spread late' }])
+  const deleted = await seedConversation(app, ws, g, { deleted: true })
+  await seedMessages(app, deleted, [{ body: 'spread pair in a deleted one' }])
+
+  const all = async (q: string, limit: number) => {
+    const seen: string[] = []
+    let cursor: string | null = null
+    for (let i = 0; i < 200; i++) {
+      const qs = new URLSearchParams({ q, limit: String(limit), ...(cursor ? { cursor } : {}) }).toString()
+      const res = await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
+      if (res.statusCode !== 200) t.fail(`${q}: ${res.statusCode} ${res.body}`)
+      const body = res.json() as { data: Item[]; nextCursor: string | null }
+      seen.push(...body.data.map((i) => i.id))
+      cursor = body.nextCursor
+      if (!cursor) break
+    }
+    return seen
+  }
+  const words = ['spread', 'oldish', 'pair']
+  const matching = async (w: string) =>
+    (
+      await app.deps.sql<{ id: string }[]>`
+        SELECT DISTINCT m.conversation_id AS id FROM messages m JOIN conversations c ON c.id = m.conversation_id
+        WHERE c.workspace_id = ${ws.workspaceId} AND c.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('simple', ${w})`
+    ).map((r) => r.id)
+  // No statistics: every word reads its posting list (the reference order, tested window by window above).
+  resetSearchStats(app.deps.searchSql)
+  const before: Record<string, string[]> = {}
+  for (const w of words) {
+    t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, w, null)).plan, 'list', `${w}: no statistics, the posting list`)
+    before[w] = await all(w, 7)
+    t.same([...before[w]].sort(), (await matching(w)).sort(), `${w}: every live match once`)
+  }
+  await app.deps.sql`ANALYZE search_chunks`
+  resetSearchStats(app.deps.searchSql)
+  for (const w of words) {
+    const query = await candidateQuery(app.deps.searchSql, ws.workspaceId, w, null)
+    t.equal(query.plan, 'recent', `${w}: after ANALYZE, the recent plan`)
+    t.ok(query.bounded, `${w}: a time range, not the whole workspace`)
+    t.same(await all(w, 7), before[w], `${w}: same pages of 7 as the posting list`)
+    t.same(await all(w, 100), before[w], `${w}: same pages of 100`)
+  }
+  // Which of them the range answered: `spread` and `pair` from their ranges, `oldish` by the
+  // posting list after an empty range (its first window's statement finds nothing newer).
+  const firstWindow = async (w: string) => {
+    const query = await candidateQuery(app.deps.searchSql, ws.workspaceId, w, null)
+    return (await app.deps.sql.unsafe(query.text, query.values)).length
+  }
+  t.equal(await firstWindow('spread'), SEARCH_WINDOW, 'spread: the range holds a window')
+  t.equal(await firstWindow('pair'), SEARCH_WINDOW, 'pair: the range holds a window')
+  t.equal(await firstWindow('oldish'), 0, 'oldish: nothing in the range, the posting list answers')
+  t.equal(before.spread.filter((id) => id === long).length, 1, 'the long conversation once')
 })
 
 t.test('search: long conversations are chunked; an old message is found, the conversation once', async (t) => {
