@@ -39,8 +39,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** May import plugins/ and routes/: the app factory and the process entry points. */
 export const ENTRY_POINTS = new Set(['src/app.ts', 'src/server.ts', 'src/gateway/server.ts', 'src/db/migrate-cli.ts'])
-/** May import Fastify's types: they build its logger options and word its validation errors. */
-export const FASTIFY_EDGE = new Set(['src/logger.ts', 'src/validation.ts'])
+/** May import Fastify's types and compilers: they build its logger options, its validators and serializers, and word its validation errors. */
+export const FASTIFY_EDGE = new Set(['src/logger.ts', 'src/validation.ts', 'src/serialization.ts'])
 
 const FASTIFY = /^(fastify|fastify-plugin|@fastify\/.*)$/
 /** What schemas/ may take from src/: the stored vocabularies. */

@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module'
+import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 
 /**
- * Fastify's own response serializer (fast-json-stringify, through the compiler Fastify itself
- * depends on and uses by default), handed a serialization copy of each response schema.
+ * Fastify's own response serializer (fast-json-stringify, through the compiler Fastify uses by
+ * default, declared in package.json at the version Fastify depends on), handed a serialization copy of each response schema.
  *
  * Why: the schemas say "nullable" as `anyOf: [X, null]` (`Nullable`) and a vocabulary as
  * `anyOf` of string constants (`Literals`), which is what validation and the OpenAPI document
@@ -29,10 +29,9 @@ export function serializerWithNativeNullable(): BuildSerializer {
 type RouteSchema = { schema?: unknown; method?: string; url?: string; httpStatus?: string; contentType?: string }
 type BuildSerializer = (externalSchemas: unknown, options: unknown) => (route: RouteSchema) => (data: unknown) => string
 
-/** @fastify/fast-json-stringify-compiler as Fastify resolves it (Fastify's dependency, not ours). */
+/** The serializer factory Fastify uses by default (@fastify/fast-json-stringify-compiler). */
 export function defaultSerializerFactory(): () => BuildSerializer {
-  const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'))
-  return fromFastify('@fastify/fast-json-stringify-compiler') as () => BuildSerializer
+  return SerializerSelector as unknown as () => BuildSerializer
 }
 
 type Json = { [key: string]: unknown }
