@@ -111,6 +111,36 @@ t.test('agent histograms: percentiles from the hist rows equal those of the raw 
     })
   }
 
+  await t.test('writers adding to the same hist rows at once lose nothing', async (t) => {
+    // Eight transactions at once, each one agent's durations on the same days (so the same hist
+    // rows, 4 slots each): every merge runs under ON CONFLICT's row lock on the row as committed.
+    const other = await s.start(await seedGuest(app, ws))
+    const day = Date.parse('2025-07-01T00:00:00Z')
+    const batches = Array.from({ length: 8 }, (_, b) =>
+      Array.from({ length: 40 }, (_, i) => ({ seq: b * 40 + i + 1, value: 1 + ((b * 40 + i) % 37) * 13.7, at: new Date(day + (i % 3) * 86_400_000 + b * 1000).toISOString() })),
+    )
+    await Promise.all(
+      batches.map((batch) =>
+        sql.begin(async (tx) => {
+          const rows = await tx<RolledEvent[]>`
+            INSERT INTO metric_events (workspace_id, conversation_id, kind, seq, channel_id, agent_id, team_id, value, occurred_at)
+            SELECT ${ws.workspaceId}::uuid, ${other.id}::uuid, 'first_response', e.seq, ${ws.channelId}::uuid, ${ws.agent.userId}, NULL, e.value, e.at
+            FROM unnest(${batch.map((e) => e.seq)}::int[], ${batch.map((e) => e.value)}::float8[], ${batch.map((e) => e.at)}::text[]::timestamptz[]) AS e(seq, value, at)
+            RETURNING workspace_id AS "workspaceId", channel_id AS "channelId", agent_id AS "agentId", team_id AS "teamId", kind, value, occurred_at AS "occurredAt"`
+          await flushRollups(tx, rows)
+        }),
+      ),
+    )
+    const [sum] = await sql<{ n: number }[]>`
+      SELECT COALESCE(sum(v::bigint), 0)::int AS n FROM metric_rollups r, jsonb_each_text(r.hist) h(k, v)
+      WHERE r.workspace_id = ${ws.workspaceId} AND r.dim = 2 AND r.grain = 'd' AND r.kind = 'first_response'
+        AND r.agent_id = ${ws.agent.userId} AND r.period_start >= '2025-07-01' AND r.period_start < '2025-07-04'`
+    t.equal(sum.n, 320 + kept.filter((e) => e.kind === 'first_response' && e.agentId === ws.agent.userId && e.at >= '2025-07-01' && e.at < '2025-07-04').length, 'every sample counted once in the day rows')
+    const before = await rollupState(sql, ws.workspaceId)
+    await sql`SELECT metric_rebuild_rollups()`
+    t.same(await rollupState(sql, ws.workspaceId), before, 'equal to a rebuild')
+  })
+
   await t.test('the rollups the write path kept equal a rebuild, hist entries included', async (t) => {
     const before = await rollupState(sql, ws.workspaceId)
     t.ok(before.some((r) => r.key.includes('|first_response|hist|')), 'hist entries are compared')
