@@ -26,7 +26,10 @@
  *    resident memory and ~0.5 s at start): at run time only src/db/schema.ts and src/db/migrate.ts
  *    import it, and nothing imports those two at run time but the migration command
  *    (src/db/migrate-cli.ts); src/server.ts imports the migrator with `import()` when it migrates.
- *    Type-only imports of src/db/schema.ts (row types) are erased and free.
+ *    Type-only imports of src/db/schema.ts (row types) are erased and free. Likewise the
+ *    libraries only some deployments use are loaded with `await import()` where first used, never
+ *    by a static import (ON_USE_LIBRARIES: the e-mail channel's IMAP, parsing and SMTP clients;
+ *    the AWS SDK, from src/storage/s3.ts, itself imported only with `import()`).
  * Exits 1 naming each offending import.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -188,13 +191,37 @@ export function drizzleViolation(file: string, specifier: string): string | null
   return null
 }
 
-/** Every runtime import that would load drizzle-orm into the API process (rule 10). */
+/**
+ * Libraries only some deployments use (rule 10; docs/deployment.md, "What the serving process
+ * loads"), each with the one module that may import it statically; null: none may.
+ */
+export const ON_USE_LIBRARIES: Record<string, string | null> = {
+  imapflow: null,
+  mailparser: null,
+  nodemailer: null,
+  '@aws-sdk/': 'src/storage/s3.ts',
+  'src/storage/s3.ts': null,
+}
+
+/** Rule 10's second half for one runtime import of `file`: a static import of an on-use library, or null. */
+export function onUseViolation(file: string, specifier: string): string | null {
+  const target = targetOf(file, specifier) ?? specifier
+  for (const [lib, owner] of Object.entries(ON_USE_LIBRARIES)) {
+    const hit = lib.endsWith('/') ? target.startsWith(lib) : target === lib || target.startsWith(`${lib}/`)
+    if (hit && owner !== file) {
+      return `${lib} is loaded on first use: \`await import('${specifier}')\` where it is needed${owner ? ` (only ${owner} imports it statically)` : ''}, types with \`import type\``
+    }
+  }
+  return null
+}
+
+/** Every runtime import that would load drizzle-orm or an on-use library into the API process (rule 10). */
 export function drizzleImports(): string[] {
   const out: string[] = []
   for (const dir of ['src', 'plugins', 'routes', 'schemas']) {
     for (const file of files(dir)) {
       for (const specifier of runtimeImportsOf(readFileSync(join(root, file), 'utf8'))) {
-        const why = drizzleViolation(file, specifier)
+        const why = drizzleViolation(file, specifier) ?? onUseViolation(file, specifier)
         if (why) out.push(`${file}: imports '${specifier}' at run time: ${why}`)
       }
     }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import nodemailer, { type SendMailOptions } from 'nodemailer'
+import type { SendMailOptions, Transporter } from 'nodemailer'
 import type { Queue } from 'pg-boss'
 import type { Config } from './config.js'
 import type { Log } from './logger.js'
@@ -24,32 +24,34 @@ export interface Mailer {
  */
 export function createMailer(config: Config, log: Log): Mailer {
   const timeout = config.SMTP_TIMEOUT_MS
+  // nodemailer is loaded with the first mail (layer rule 10): most processes never send one.
+  let transport: Promise<Transporter> | undefined
+  const transporter = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      config.SMTP_URL
+        ? nodemailer.createTransport({ url: config.SMTP_URL, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout * 3 })
+        : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
+    ))
+  const close = () => void transport?.then((t) => t.close())
   if (config.SMTP_URL) {
-    const transport = nodemailer.createTransport({
-      url: config.SMTP_URL,
-      connectionTimeout: timeout,
-      greetingTimeout: timeout,
-      socketTimeout: timeout * 3,
-    })
     return {
       mode: 'smtp',
       send: async ({ kind: _kind, ...mail }) => {
-        const info = await transport.sendMail({ from: config.MAIL_FROM, ...mail })
+        const info = await (await transporter()).sendMail({ from: config.MAIL_FROM, ...mail })
         return { messageId: info.messageId }
       },
-      close: () => transport.close(),
+      close,
     }
   }
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
   return {
     mode: 'log',
     send: async ({ kind, ...mail }) => {
-      const info = await transport.sendMail({ from: config.MAIL_FROM, ...mail })
+      const info = await (await transporter()).sendMail({ from: config.MAIL_FROM, ...mail })
       const bytes = Buffer.isBuffer(info.message) ? info.message.length : Buffer.byteLength(String(info.message))
       log.info({ mail: { kind, to: recipientHash(info.envelope.to), bytes, messageId: info.messageId } }, 'mail (no SMTP_URL: logged, not sent)')
       return { messageId: info.messageId }
     },
-    close: () => {},
+    close,
   }
 }
 

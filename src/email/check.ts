@@ -1,4 +1,3 @@
-import { ImapFlow } from 'imapflow'
 import type { Ctx } from '../context.js'
 import { memberOf } from '../context.js'
 import { badRequest, channelNotFound } from '../errors.js'
@@ -27,6 +26,7 @@ async function within<T>(ms: number, work: Promise<T>, abort: () => void): Promi
 
 /** Logs in to the IMAP server and looks the mailbox up; "ok" or the error. */
 export async function checkImap(s: Pick<ChannelMailSettings, 'imap'>, timeoutMs = CHECK_TIMEOUT_MS): Promise<string> {
+  const { ImapFlow } = await import('imapflow')
   const client = new ImapFlow({
     host: s.imap.host,
     port: s.imap.port,
@@ -59,7 +59,7 @@ export async function checkImap(s: Pick<ChannelMailSettings, 'imap'>, timeoutMs 
 
 /** Connects and authenticates to the SMTP server (nodemailer's verify); "ok" or the error. */
 export async function checkSmtp(s: Pick<ChannelMailSettings, 'smtp'>, timeoutMs = CHECK_TIMEOUT_MS): Promise<string> {
-  const transport = channelTransport(s, timeoutMs)
+  const transport = await channelTransport(s, timeoutMs)
   try {
     await within(timeoutMs, transport.verify(), () => transport.close())
     return 'ok'

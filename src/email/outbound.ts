@@ -149,7 +149,7 @@ async function deliver(ctx: Ctx, job: JobWithMetadata<OutboundJob>): Promise<voi
     const files = (await attachmentsOfMessages(sql, [m.id], 'outside')).get(m.id) ?? []
     const { attached, linked } = await splitFiles(ctx, files)
     const links = linked.map((f) => ({ name: f.filename, url: new URL(toAttachmentView(f, { config: ctx.config, ttlS: TRANSCRIPT_LINK_TTL_S }).url, ctx.config.API_URL).toString() }))
-    const transport = channelTransport(settings, ctx.config.SMTP_TIMEOUT_MS)
+    const transport = await channelTransport(settings, ctx.config.SMTP_TIMEOUT_MS)
     try {
       await transport.sendMail({
         from: { name: `${m.senderName} via ${settings.fromName ?? settings.workspaceName}`, address: settings.address },

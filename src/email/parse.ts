@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { simpleParser, type AddressObject, type HeaderValue, type ParsedMail } from 'mailparser'
+import type { AddressObject, HeaderValue, ParsedMail } from 'mailparser'
 import { isAutomatic } from './auto.js'
 import { stripQuoted } from './quoted.js'
 
@@ -75,6 +75,8 @@ export function headerText(v: HeaderValue | undefined): string {
  * bytes (`<sha256>@parley.invalid`), so the same mail read twice is still stored once.
  */
 export async function parseMail(raw: Buffer): Promise<InboundMail> {
+  // mailparser is loaded when the first mail arrives (layer rule 10).
+  const { simpleParser } = await import('mailparser')
   let m: ParsedMail
   try {
     m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true })

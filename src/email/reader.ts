@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ImapFlow } from 'imapflow'
+import type { ImapFlow } from 'imapflow'
 import type { Config } from '../config.js'
 import type { Deps } from '../context.js'
 import { importBatch, parseBatch, type FetchedMail, type ParsedBatch, type ReaderPlace } from './inbound.js'
@@ -209,6 +209,8 @@ class MailboxReader {
       await sleep(deps.config.EMAIL_POLL_MS, this.signal)
       return
     }
+    // imapflow is loaded when a mailbox is first read (layer rule 10).
+    const { ImapFlow } = await import('imapflow')
     const client = new ImapFlow({
       host: settings.imap.host,
       port: settings.imap.port,

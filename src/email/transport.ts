@@ -1,12 +1,12 @@
-import nodemailer from 'nodemailer'
 import type { ChannelMailSettings } from './secrets.js'
 
 /**
  * A nodemailer transport over an e-mail channel's own SMTP server, with timeouts so an unreachable
  * server fails an attempt (or the check) in seconds. One per use: channels are many and sends
- * are few per channel, so no pool is kept.
+ * are few per channel, so no pool is kept. nodemailer is loaded on first use (layer rule 10).
  */
-export function channelTransport(s: Pick<ChannelMailSettings, 'smtp'>, timeoutMs: number) {
+export async function channelTransport(s: Pick<ChannelMailSettings, 'smtp'>, timeoutMs: number) {
+  const { default: nodemailer } = await import('nodemailer')
   return nodemailer.createTransport({
     host: s.smtp.host,
     port: s.smtp.port,

@@ -7,6 +7,7 @@ import {
   cyclesOf,
   drizzleImports,
   drizzleViolation,
+  onUseViolation,
   importCycles,
   importsOf,
   runtimeImportsOf,
@@ -149,4 +150,18 @@ t.test('the serving process never loads drizzle-orm (rule 10)', async (t) => {
   t.equal(drizzleViolation('src/support/x.ts', '../db/vocabulary.js'), null)
   // Only runtime edges are checked: these are erased or run later.
   t.same(runtimeImportsOf(`import type { channels } from '../db/schema.js'\nimport { type WeekDay } from '../db/schema.js'\nconst m = await import('./db/migrate.js')`), [])
+})
+
+t.test('libraries only some deployments use are loaded on first use (rule 10)', async (t) => {
+  t.match(onUseViolation('src/email/reader.ts', 'imapflow'), /imapflow is loaded on first use: `await import\('imapflow'\)`/)
+  t.match(onUseViolation('src/email/parse.ts', 'mailparser'), /mailparser is loaded on first use/)
+  t.match(onUseViolation('src/mail.ts', 'nodemailer'), /nodemailer is loaded on first use/)
+  t.match(onUseViolation('src/deps.ts', '@aws-sdk/client-s3'), /only src\/storage\/s3.ts imports it statically/)
+  t.match(onUseViolation('src/storage/storage.ts', './s3.js'), /src\/storage\/s3.ts is loaded on first use: `await import\('.\/s3.js'\)`/)
+  t.equal(onUseViolation('src/storage/s3.ts', '@aws-sdk/client-s3'), null, 'the S3 driver itself')
+  t.equal(onUseViolation('src/email/parse.ts', 'node:crypto'), null)
+  t.equal(onUseViolation('src/email/reader.ts', 'imapflow-like'), null, 'a prefix of another name is not the library')
+  // The repository holds no such import: the whole check (drizzle's half included) is clean.
+  t.same(drizzleImports(), [])
+  t.same(runtimeImportsOf(`import type { ImapFlow } from 'imapflow'\nconst { simpleParser } = await import('mailparser')`), [])
 })
