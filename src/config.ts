@@ -149,6 +149,8 @@ export const ConfigSchema = Type.Object({
   /** Mentioned members also get an e-mail (durable mail queue), not only the mention:new event. */
   MENTION_EMAIL: Type.Boolean({ default: false }),
   SMTP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
+  /** V8's old-generation growth between major collections, in % (src/heap.ts); 0: V8's own. */
+  HEAP_GROWING_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 150 }),
   /** The API's public base URL, for links that leave it (attachment links in e-mailed transcripts). */
   API_URL: Type.String({ pattern: '^https?://', default: 'http://localhost:3000' }),
   /** Attachments (docs/attachments.md): where files live. */

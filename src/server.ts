@@ -3,6 +3,7 @@ import pino from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, isSingleProcess, listenHost, loadConfig } from './config.js'
 import { describeDevSecrets, developmentEnv } from './dev-env.js'
+import { limitHeapGrowth } from './heap.js'
 import { provideDatabase } from './mode.js'
 
 // A local .env and, in development, generated secrets under PARLEY_DIR (src/dev-env.ts).
@@ -16,6 +17,8 @@ try {
   console.error((err as ConfigError).message)
   process.exit(1)
 }
+
+limitHeapGrowth(config.HEAP_GROWING_PERCENT)
 
 // The lines before the app exists (secrets, the embedded database) go to the same JSON log.
 const log = pino({ level: config.LOG_LEVEL })

@@ -119,6 +119,8 @@ export async function startApi(opts: ApiOptions, dbName: string, dbUrl: string, 
     ...(process.env.DATABASE_SEARCH_POOL_MAX ? { DATABASE_SEARCH_POOL_MAX: process.env.DATABASE_SEARCH_POOL_MAX } : {}),
     // glibc's arena count, for memory experiments (docs/deployment.md, "Memory": measured, not set).
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+    // V8's old-generation growth (src/heap.ts), for memory experiments; unset: the API's default.
+    ...(process.env.HEAP_GROWING_PERCENT ? { HEAP_GROWING_PERCENT: process.env.HEAP_GROWING_PERCENT } : {}),
     // The image's V8 options (Dockerfile), unless the bench's own NODE_OPTIONS experiment with others.
     ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     STORAGE_DIR: storageDir,

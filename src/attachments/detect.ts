@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { Transform, type TransformCallback } from 'node:stream'
 import { fileTypeFromBuffer } from 'file-type'
 import { unsupportedMediaType, uploadTooLarge } from '../errors.js'
-import { bodyBytesRead } from '../young-gc.js'
+import { bodyBytesRead } from '../heap.js'
 
 /** Types Parley accepts (API.md section 10), as file-type names them, with the type served. */
 const ALLOWED: Record<string, string> = {

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { isEmbeddedDatabase, isSingleProcess, loadConfig, type Config, type ConfigError } from '../config.js'
 import { developmentEnv } from '../dev-env.js'
+import { limitHeapGrowth } from '../heap.js'
 import { createGateway, gatewayLogger } from './standalone.js'
 
 developmentEnv() // .env and development secrets, as npm start reads them
@@ -12,6 +13,7 @@ try {
   console.error((err as ConfigError).message)
   process.exit(1)
 }
+limitHeapGrowth(config.HEAP_GROWING_PERCENT)
 // A gateway of its own shares the API's Redis and database; without them it runs inside npm start.
 if (isSingleProcess(config) || isEmbeddedDatabase(config)) {
   console.error('npm run gateway needs REDIS_URL and DATABASE_URL (the servers the API uses); without them, npm start serves the gateway on its own port (single-process mode)')

@@ -2,6 +2,19 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
 /**
+ * How far V8's old generation may grow past what the last major collection kept before the next
+ * one: `percent`% (HEAP_GROWING_PERCENT; 0 leaves V8's own factor). V8 picks up to 4x by itself on
+ * a machine with memory to spare, and under 50 connections the API's in-flight requests (promoted
+ * because they live across database round trips) took ~55 MiB of live heap to 150-200 MiB between
+ * collections: the RSS the benchmark read was that garbage. 150 (2.5x) measured at ~300 MiB of
+ * peak RSS instead of ~380-425 for a few percent of CPU (docs/deployment.md, "Memory"). V8 reads
+ * the flag at each collection, so setting it at start is enough; it is not allowed in NODE_OPTIONS.
+ */
+export function limitHeapGrowth(percent: number) {
+  if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`)
+}
+
+/**
  * A scavenge (V8's young-generation collection) after every BODY_BYTES_PER_SCAVENGE bytes of an
  * uploaded file read (the upload inspector counts them; docs/attachments.md, "Third round").
  *

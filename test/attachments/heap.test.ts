@@ -7,7 +7,7 @@ import { startConversation } from '../conversations/fixtures.js'
 import { storageEnv, uploadForm } from './fixtures.js'
 
 /**
- * Uploads ask V8 for a scavenge every 16 MiB of file read (src/young-gc.ts, docs/attachments.md
+ * Uploads ask V8 for a scavenge every 16 MiB of file read (src/heap.ts, docs/attachments.md
  * "Third round"): the socket reads' dead Buffers are freed by a young-generation collection
  * instead of piling up until V8 answers them with full mark-compacts. Counted from the process's
  * own GC entries: a forced collection is one V8 ran because it was asked (tap never asks). V8
