@@ -85,7 +85,8 @@ function slaView(r: ConversationRecord): ConversationSlaView {
   const open = r.slaTargets ?? []
   const due = (t: SlaTarget) => {
     const d = open.find((o) => o.target === t)?.dueAt
-    return d ? new Date(d).toISOString() : null
+    // json_agg writes timestamptz as "2026-11-25T10:00:00.123456+00:00": iso() formats it like any other.
+    return d ? iso(d) : null
   }
   const breaches = [...(r.slaBreaches ?? [])].sort((a, b) => BREACH_ORDER[a] - BREACH_ORDER[b])
   return {
