@@ -98,7 +98,11 @@ export async function* csvChunks(reads: Reads, s: Scope, batch = CSV_BATCH): Asy
                              WHERE e.conversation_id = c.id AND e.kind = 'first_response' ORDER BY e.seq LIMIT 1) fr ON true
           LEFT JOIN LATERAL (SELECT occurred_at, value FROM metric_events e
                              WHERE e.conversation_id = c.id AND e.kind = 'conversation_resolved' ORDER BY e.seq DESC LIMIT 1) rs ON true
-          LEFT JOIN metric_events cs ON cs.conversation_id = c.id AND cs.kind = 'csat' AND cs.seq = 0
+          -- A primary-key probe per row (LIMIT 1 keeps the planner from flattening it into a join):
+          -- as a join, a workspace with few csat events got custom plans scanning all of
+          -- metric_events for every batch (docs/analytics.md, "The export's first batches").
+          LEFT JOIN LATERAL (SELECT value FROM metric_events e
+                             WHERE e.conversation_id = c.id AND e.kind = 'csat' AND e.seq = 0 LIMIT 1) cs ON true
           WHERE c.workspace_id = ${s.workspaceId} AND c.deleted_at IS NULL
             AND c.created_at >= ${s.from}::timestamptz AND c.created_at < ${s.to}::timestamptz
             ${s.channelId !== undefined ? sql`AND c.channel_id = ${s.channelId}::uuid` : sql``}
