@@ -32,7 +32,7 @@ export function createMailer(config: Config, log: Log): Mailer {
         ? nodemailer.createTransport({ url: config.SMTP_URL, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout * 3 })
         : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
     ))
-  const close = () => void transport?.then((t) => t.close())
+  const close = () => void transport?.then((t) => t.close()).catch(() => {})
   if (config.SMTP_URL) {
     return {
       mode: 'smtp',
