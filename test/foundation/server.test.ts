@@ -31,6 +31,13 @@ t.test('configuration is validated at start: one clear line naming the variable'
   t.equal(badUrl.status, 1)
   t.match(badUrl.stderr, /DATABASE_URL/)
 
+  // V8's heap growth (src/heap.ts) is applied at start from a checked number, never a raw flag string.
+  for (const value of ['-5', 'lots', '150 --expose-gc']) {
+    const heap = runServerSync({ ...base, HEAP_GROWING_PERCENT: value })
+    t.equal(heap.status, 1, `HEAP_GROWING_PERCENT=${value} refused`)
+    t.match(heap.stderr.trim(), /^Invalid configuration: HEAP_GROWING_PERCENT/)
+  }
+
   const noAuth = runServerSync({ ...base, AUTH_JWT_SECRET: undefined })
   t.equal(noAuth.status, 1)
   t.match(noAuth.stderr, /AUTH_JWKS_URL or AUTH_JWT_SECRET/)
