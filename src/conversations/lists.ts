@@ -219,12 +219,14 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const labels = r.labelIds ? sql`AND c.label_ids @> ${r.labelIds}::uuid[]` : sql``
   const priority = r.priorityRanks ? sql`AND c.priority_rank = ANY(${r.priorityRanks}::smallint[])` : sql``
   const assignee = r.assignee === undefined ? sql`` : r.assignee === null ? sql`AND c.assigned_agent_id IS NULL` : sql`AND c.assigned_agent_id = ${r.assignee}`
+  // The cursor's values are InitPlan values (`(SELECT $n)`): they only position the index scan, and
+  // a planner that read them would plan every deep page anew (docs/lists.md, "Deep pages").
   const a = section.after
   const after = !a
     ? sql``
     : byPriority(r)
-      ? sql`AND (c.priority_rank, ${t}, c.id) < (${a.rank ?? 0}::smallint, ${a.t}::timestamptz, ${a.id}::uuid)`
-      : sql`AND (${t}, c.id) ${cmp} (${a.t}::timestamptz, ${a.id}::uuid)`
+      ? sql`AND (c.priority_rank, ${t}, c.id) < ((SELECT ${a.rank ?? 0}::smallint), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
+      : sql`AND (${t}, c.id) ${cmp} ((SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
   const order = byPriority(r) ? sql`c.priority_rank DESC, ${t} DESC, c.id DESC` : sql`${t} ${dir}, c.id ${dir}`
   const sla =
     r.sla === 'due'
@@ -233,12 +235,15 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
         ? sql`AND c.sla_policy_id IS NOT NULL AND EXISTS (SELECT 1 FROM sla_breaches sb WHERE sb.conversation_id = c.id AND sb.policy_id = c.sla_policy_id)`
         : sql``
   const team = r.teamId === 'none' ? sql`AND c.team_id IS NULL` : r.teamId ? sql`AND c.team_id = ${r.teamId}::uuid` : sql``
+  // The workspace too, unless a label filter is there: the label's plan (its posting list or the
+  // walk) depends on how many of the workspace's rows hold it, so that statement is planned per value.
+  const visible = conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c', r.labelIds ? 'per-value' : 'once')
   const select = keysApart(r)
     ? sql`c.id, c.pinned, ${t} AS "sortValue", c.priority_rank AS "sortRank" FROM conversations c`
     : sql`${sql.unsafe(CONVERSATION_SELECT)}, ${t} AS "sortValue", c.priority_rank AS "sortRank" FROM ${sql.unsafe(CONVERSATION_FROM)}`
   return sql<SectionRow[]>`
     SELECT ${select}
-    WHERE ${conversationVisibleTo(sql, { kind: 'member', ...r.caller }, 'c')} AND ${scope}
+    WHERE ${visible} AND ${scope}
       ${pinned} ${channel} ${unassigned} ${read} ${labels} ${priority} ${assignee} ${team} ${sla} ${after}
     ORDER BY ${order}
     LIMIT ${lit(sql, limit)}`

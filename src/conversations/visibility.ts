@@ -80,13 +80,19 @@ export type Viewer =
  * conversations of its workspace; a visitor, the live conversations of its own guest; anyone
  * else, none. Every statement that reads a conversation for a caller puts this condition in its
  * WHERE, so a rule added here (private teams) holds on every path. `table` is how the statement
- * names `conversations` (its alias `c`, or the table itself).
+ * names `conversations` (its alias `c`, or the table itself); `plan` how the workspace is bound
+ * (below).
  */
-export function conversationVisibleTo(sql: Sql, caller: Viewer, table: 'c' | 'conversations' = 'conversations'): Fragment {
+export function conversationVisibleTo(sql: Sql, caller: Viewer, table: 'c' | 'conversations' = 'conversations', plan: 'per-value' | 'once' = 'per-value'): Fragment {
   const t = sql.unsafe(table)
   if (caller.kind === 'member') {
+    // plan 'once': the workspace is bound as an InitPlan value, which the planner cannot read, so
+    // the statement's plan is the same for every workspace and PostgreSQL keeps the generic plan
+    // of a prepared statement instead of planning it anew on each execution (docs/lists.md,
+    // "Deep pages"). Only for statements whose best plan does not depend on the workspace's size.
+    const ws = plan === 'once' ? sql`(SELECT ${caller.workspaceId}::uuid)` : sql`${caller.workspaceId}`
     // Private teams (API.md section 16): an agent outside the team does not see its conversations.
-    return sql`${t}.workspace_id = ${caller.workspaceId} AND ${t}.deleted_at IS NULL
+    return sql`${t}.workspace_id = ${ws} AND ${t}.deleted_at IS NULL
       AND (${t}.team_id IS NULL OR NOT EXISTS (
         SELECT 1 FROM teams pt WHERE pt.id = ${t}.team_id AND pt.private
           AND NOT EXISTS (SELECT 1 FROM team_members ptm WHERE ptm.team_id = pt.id AND ptm.user_id = ${caller.userId})
