@@ -64,15 +64,24 @@ const CSV_LINE =
     csvCell('b.csat::text'),
   ].join(` || ',' || `) + ` || E'\\r\\n'`
 
-/** One batch of the export: how many rows, their CSV lines, the last row's key. */
+/**
+ * Rows per string that reaches Node (a batch comes as CSV_BATCH / CSV_PIECE strings): ~30 KB of
+ * CSV, below V8's large-object size (128 KB). A whole batch's string (~155 KB) was allocated in
+ * the large-object space, which only a major collection frees, so a year's export left up to
+ * ~80 MiB of dead batches in the RSS; pieces this size die young (docs/analytics.md, "The
+ * export's memory").
+ */
+export const CSV_PIECE = 200
+
+/** One piece of a batch of the export: how many rows, their CSV lines, the last row's key. */
 type CsvChunk = { rows: number; text: string | null; lastAt: string | null; lastId: string | null }
 
 /**
- * The CSV text of the conversations created in the range, oldest first: the header, then one
- * string per keyset batch of CSV_BATCH rows over conv_created_idx. Each batch is its own short
+ * The CSV text of the conversations created in the range, oldest first: the header, then the
+ * strings of keyset batches of CSV_BATCH rows over conv_created_idx. Each batch is its own short
  * query (a slow download never pins a pooled connection or holds a snapshot open), and PostgreSQL
- * writes the lines itself (`string_agg` of CSV_LINE): what reaches Node is one string per batch,
- * not an object and twelve values per row, the garbage that took the API from 211 to 377 MiB of
+ * writes the lines itself (`string_agg` of CSV_LINE): what reaches Node is one string per
+ * CSV_PIECE rows of a batch, not an object and twelve values per row, the garbage that took the API from 211 to 377 MiB of
  * RSS over a year's export of 547,230 rows (docs/analytics.md). The first first response and the
  * last close come from the conversation's metric events (primary-key lookups); `agentId` narrows
  * to the conversations assigned to that member.
@@ -83,7 +92,7 @@ export async function* csvChunks(reads: Reads, s: Scope, batch = CSV_BATCH): Asy
   for (;;) {
     // JIT off: see analyticsRead (src/analytics/aggregate.ts); the planner overestimates a batch.
     // Each batch on the read replica while it is online (src/db/replica.ts), else the primary.
-    const [chunk]: CsvChunk[] = await reads.run('main', (pool) => pool.begin(async (sql) => {
+    const pieces: CsvChunk[] = await reads.run('main', (pool) => pool.begin(async (sql) => {
       await sql`SET LOCAL jit = off`
       return sql<CsvChunk[]>`
         WITH b AS (
@@ -113,17 +122,22 @@ export async function* csvChunks(reads: Reads, s: Scope, batch = CSV_BATCH): Asy
             ${after ? sql`AND (c.created_at, c.id) > (${after.t}::timestamptz, ${after.id}::uuid)` : sql``}
           ORDER BY c.created_at, c.id
           LIMIT ${batch}
-        )
+        ), pieces AS (SELECT b.*, (row_number() OVER (ORDER BY b.created_at, b.id) - 1) / ${CSV_PIECE} AS piece FROM b)
         SELECT count(*)::int AS rows,
                string_agg(${sql.unsafe(CSV_LINE)}, '' ORDER BY b.created_at, b.id) AS text,
                (array_agg(b.created_at::text ORDER BY b.created_at DESC, b.id DESC))[1] AS "lastAt",
                (array_agg(b.id::text ORDER BY b.created_at DESC, b.id DESC))[1] AS "lastId"
-        FROM b`
+        FROM pieces b GROUP BY b.piece ORDER BY b.piece`
     }))
-    if (!chunk || chunk.rows === 0) return
-    yield chunk.text!
-    if (chunk.rows < batch) return
-    after = { t: chunk.lastAt!, id: chunk.lastId! }
+    if (pieces.length === 0) return
+    let rows = 0
+    for (const piece of pieces) {
+      rows += piece.rows
+      yield piece.text!
+    }
+    if (rows < batch) return
+    const last = pieces[pieces.length - 1]!
+    after = { t: last.lastAt!, id: last.lastId! }
   }
 }
 
