@@ -151,6 +151,8 @@ export const ConfigSchema = Type.Object({
   SMTP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
   /** V8's old-generation growth between major collections, in % (src/heap.ts); 0: V8's own. */
   HEAP_GROWING_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 150 }),
+  /** Idle time after which V8's freed pages go back to the OS (src/heap.ts); 0: never. */
+  HEAP_RELEASE_IDLE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 1000 }),
   /** The API's public base URL, for links that leave it (attachment links in e-mailed transcripts). */
   API_URL: Type.String({ pattern: '^https?://', default: 'http://localhost:3000' }),
   /** Attachments (docs/attachments.md): where files live. */

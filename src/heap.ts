@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
@@ -29,7 +30,7 @@ export function limitHeapGrowth(percent: number) {
  */
 const BODY_BYTES_PER_SCAVENGE = 16 * 1024 * 1024
 
-type Gc = (options: { type: 'minor' | 'major'; execution?: 'sync' | 'async' }) => void
+type Gc = (options: { type: 'minor' | 'major'; execution?: 'sync' | 'async'; flavor?: 'regular' | 'last-resort' }) => void
 
 /**
  * V8's `gc` function, taken from a context of its own: the flag is on only while that context is
@@ -57,4 +58,47 @@ export function bodyBytesRead(bytes: number) {
   sinceScavenge = 0
   gc ??= takeGc()
   gc?.({ type: 'minor' })
+}
+
+/** The event loop's share of busy time below which an interval counts as idle. */
+const IDLE_UTILIZATION = 0.05
+/** Growth of the RSS since the last release that is worth a release. */
+const RELEASE_STEP_BYTES = 16 * 1024 * 1024
+
+/**
+ * Gives the memory a burst of work left behind back to the operating system once the process has
+ * been idle for `idleMs` (HEAP_RELEASE_IDLE_MS; 0: never).
+ *
+ * After a collection V8 keeps the pages it freed, pooled for its next allocations, and only a
+ * memory-reducing collection unmaps them; V8's own memory reducer schedules one when the embedder
+ * reports idleness, which Node never does. So the RSS of a server only ever climbs to the sum of
+ * every burst's high-water marks (docs/deployment.md, "Memory"). Every `idleMs` this looks at the
+ * event loop's utilization over the interval: when it was idle and the RSS has grown by
+ * RELEASE_STEP_BYTES since the last release, it runs V8's last-resort collection (a full
+ * compaction that also returns the pooled pages; ~10-100 ms, while nothing is waiting).
+ */
+export function releaseMemoryWhenIdle(idleMs: number, onRelease?: (release: { rssBefore: number; rssAfter: number; ms: number }) => void): () => void {
+  if (idleMs <= 0) return () => {}
+  let floor = process.memoryUsage.rss()
+  let last = performance.eventLoopUtilization()
+  const timer = setInterval(() => {
+    const now = performance.eventLoopUtilization()
+    const busy = performance.eventLoopUtilization(now, last).utilization
+    last = now
+    const rssBefore = process.memoryUsage.rss()
+    if (busy >= IDLE_UTILIZATION || rssBefore < floor + RELEASE_STEP_BYTES) {
+      floor = Math.min(floor, rssBefore)
+      return
+    }
+    gc ??= takeGc()
+    if (!gc) return
+    const t0 = performance.now()
+    gc({ type: 'major', flavor: 'last-resort' })
+    floor = process.memoryUsage.rss()
+    // The collection itself made the loop busy: the next interval starts after it.
+    last = performance.eventLoopUtilization()
+    onRelease?.({ rssBefore, rssAfter: floor, ms: performance.now() - t0 })
+  }, idleMs)
+  timer.unref()
+  return () => clearInterval(timer)
 }

@@ -3,7 +3,7 @@ import pino from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, isSingleProcess, listenHost, loadConfig } from './config.js'
 import { describeDevSecrets, developmentEnv } from './dev-env.js'
-import { limitHeapGrowth } from './heap.js'
+import { limitHeapGrowth, releaseMemoryWhenIdle } from './heap.js'
 import { provideDatabase } from './mode.js'
 
 // A local .env and, in development, generated secrets under PARLEY_DIR (src/dev-env.ts).
@@ -22,6 +22,7 @@ limitHeapGrowth(config.HEAP_GROWING_PERCENT)
 
 // The lines before the app exists (secrets, the embedded database) go to the same JSON log.
 const log = pino({ level: config.LOG_LEVEL })
+releaseMemoryWhenIdle(config.HEAP_RELEASE_IDLE_MS, (release) => log.debug(release, 'released idle memory'))
 if (secrets) log.info({ file: secrets.file }, describeDevSecrets(secrets))
 
 // DATABASE_URL, or an embedded PostgreSQL of our own (src/mode.ts decides).

@@ -121,6 +121,7 @@ export async function startApi(opts: ApiOptions, dbName: string, dbUrl: string, 
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
     // V8's old-generation growth (src/heap.ts), for memory experiments; unset: the API's default.
     ...(process.env.HEAP_GROWING_PERCENT ? { HEAP_GROWING_PERCENT: process.env.HEAP_GROWING_PERCENT } : {}),
+    ...(process.env.HEAP_RELEASE_IDLE_MS ? { HEAP_RELEASE_IDLE_MS: process.env.HEAP_RELEASE_IDLE_MS } : {}),
     // The image's V8 options (Dockerfile), unless the bench's own NODE_OPTIONS experiment with others.
     ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     STORAGE_DIR: storageDir,

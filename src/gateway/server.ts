@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { isEmbeddedDatabase, isSingleProcess, loadConfig, type Config, type ConfigError } from '../config.js'
 import { developmentEnv } from '../dev-env.js'
-import { limitHeapGrowth } from '../heap.js'
+import { limitHeapGrowth, releaseMemoryWhenIdle } from '../heap.js'
 import { createGateway, gatewayLogger } from './standalone.js'
 
 developmentEnv() // .env and development secrets, as npm start reads them
@@ -21,6 +21,7 @@ if (isSingleProcess(config) || isEmbeddedDatabase(config)) {
 }
 
 const log = gatewayLogger(config)
+releaseMemoryWhenIdle(config.HEAP_RELEASE_IDLE_MS, (release) => log.debug(release, 'released idle memory'))
 const gateway = await createGateway({ config, logger: log }).catch((err: Error) => {
   console.error(`Could not start the gateway: ${err.message}`)
   process.exit(1)
