@@ -34,8 +34,10 @@ export const routing: Area = {
     let outcome: Record<string, unknown> = {}
 
     if (wanted('list-team')) {
-      const teamId = randomUUID()
-      await sql`INSERT INTO teams (id, workspace_id, name) VALUES (${teamId}, ${seed.largest.id}, 'Bench list team')`
+      // A kept database (--db) may hold the team from an earlier run, ended before its cleanup.
+      const [kept] = await sql<{ id: string }[]>`SELECT id FROM teams WHERE workspace_id = ${seed.largest.id} AND name = 'Bench list team'`
+      const teamId = kept?.id ?? randomUUID()
+      if (!kept) await sql`INSERT INTO teams (id, workspace_id, name) VALUES (${teamId}, ${seed.largest.id}, 'Bench list team')`
       await sql`
         UPDATE conversations SET team_id = ${teamId}
         WHERE workspace_id = ${seed.largest.id} AND (('x' || substr(md5(id::text), 1, 8))::bit(32)::int % 10) = 0`
