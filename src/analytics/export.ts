@@ -81,8 +81,8 @@ type CsvChunk = { rows: number; text: string | null; lastAt: string | null; last
  * strings of keyset batches of CSV_BATCH rows over conv_created_idx. Each batch is its own short
  * query (a slow download never pins a pooled connection or holds a snapshot open), and PostgreSQL
  * writes the lines itself (`string_agg` of CSV_LINE): what reaches Node is one string per
- * CSV_PIECE rows of a batch, not an object and twelve values per row, the garbage that took the API from 211 to 377 MiB of
- * RSS over a year's export of 547,230 rows (docs/analytics.md). The first first response and the
+ * CSV_PIECE rows of a batch, not an object and twelve values per row, the garbage that took the
+ * API from 211 to 377 MiB of RSS over a year's export of 547,230 rows (docs/analytics.md). The first first response and the
  * last close come from the conversation's metric events (primary-key lookups); `agentId` narrows
  * to the conversations assigned to that member.
  */

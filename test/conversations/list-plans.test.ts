@@ -13,10 +13,10 @@ import { BASE_US, insertConversations } from './seed.js'
 t.test('cursor pages keep one plan per connection; label pages are planned per value', async (t) => {
   const { app, databaseUrl } = await build(t)
   const big = await seedWorkspace(app)
-  // A large and a small workspace with statistics, so a plan that read the values would differ.
-  // (At a few hundred rows every plan is cheap next to planning and the generic plan wins anyway.)
+  // One large workspace (20,000 rows, below) and several small ones, with statistics, so a plan that
+  // read the values would differ (at a few hundred rows the generic plan wins against planning anyway).
   const [guest] = await insertConversations(app, big, [{ lastMessageAt: BASE_US, createdAt: BASE_US }])
-  // Many small workspaces: a generic estimate of `workspace_id = $1` is one workspace's average share.
+  // The small ones: a generic estimate of `workspace_id = $1` is one workspace's average share.
   for (let w = 0; w < 4; w++) {
     const small = await seedWorkspace(app, `Small ${w}`)
     await insertConversations(app, small, Array.from({ length: 5 }, (_, i) => ({ lastMessageAt: BASE_US + i * 1000, createdAt: BASE_US + i })))
