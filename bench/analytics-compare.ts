@@ -3,7 +3,7 @@
  * change): summary, agents and channels, and agentId filters, for the 3 largest workspaces over
  * 4 ranges; averages to 10 significant digits (their float sum order may differ). Both databases
  * need the current columns (add `hist` to an older one: ALTER TABLE metric_rollups ADD COLUMN
- * hist jsonb). Usage: node --import tsx bench/analytics-compare.ts <db before> <db after>
+ * hist json). Usage: node --import tsx bench/analytics-compare.ts <db before> <db after>
  */
 import postgres from 'postgres'
 import { analyticsRead, metricsOfRange, sumRanges, type Filter, type GroupBy } from '../src/analytics/aggregate.js'

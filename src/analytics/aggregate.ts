@@ -2,7 +2,7 @@ import type { MetricsView } from '../../schemas/analytics.js'
 import type { Sql } from '../db/client.js'
 import type { Reads } from '../db/replica.js'
 import { metricKinds, type MetricKind } from '../db/vocabulary.js'
-import { BUCKETS, histogramPercentile } from './histogram.js'
+import { addHistogramText, BUCKETS, histogramPercentile } from './histogram.js'
 import { decompose } from './pieces.js'
 
 /**
@@ -82,9 +82,9 @@ function filters(sql: Sql, f: Filter, group: GroupBy, table: 'r' | 'e') {
 
 /**
  * The sums of one range, key and kind; for a duration kind `hist` maps bucket -> samples of the
- * rows kept per bucket and of the raw ends, and `hists` holds the histograms of the rows that
- * keep theirs in one object (the agent dims' `hist` column), grouped by bucket -1 (so an array of
- * arrays). Their sum is the histogram.
+ * rows kept per bucket and of the raw ends, and `hists` is the text of the histograms of the rows
+ * that keep theirs in one object (the agent dims' `hist` column), concatenated. Their sum is the
+ * histogram.
  */
 interface Row {
   b: number
@@ -93,14 +93,14 @@ interface Row {
   n: number
   total: number
   hist: Record<string, number> | null
-  hists: Record<string, number>[][] | null
+  hists: string | null
 }
 
 /** The bucket counts of a row: `hist` plus every object of `hists`, summed (zero buckets left out). */
 function histOf(row: Row): Map<number, number> {
   const acc = new Float64Array(BUCKETS)
   if (row.hist) for (const k in row.hist) acc[Number(k)] += row.hist[k]
-  for (const group of row.hists ?? []) for (const h of group) for (const k in h) acc[Number(k)] += h[k]
+  if (row.hists) addHistogramText(acc, row.hists)
   const out = new Map<number, number>()
   for (let k = 0; k < BUCKETS; k++) if (acc[k] !== 0) out.set(k, acc[k])
   return out
@@ -142,16 +142,17 @@ export async function sumRanges(sql: Sql, f: Filter, group: GroupBy, ranges: { f
   // (hash aggregation: analyticsRead), one row per range, key and kind with its histogram as a
   // JSON object: a year of /analytics/agents is 160 rows, not the 6,653 of one per bucket, whose
   // decoding cost as much as the statement (docs/analytics.md, "Known costs"). The agent dims
-  // keep a duration's buckets in one `hist` per row: those objects are passed through and summed
-  // here (a year of 40 agents: 1,920 of them, where the bucket rows were 22,000-55,000).
+  // keep a duration's buckets in one `hist` per row (json): their text is passed through,
+  // concatenated, and summed here without parsing it into objects (a year of 40 agents: ~2,300 of
+  // them, where the bucket rows were 22,000-55,000).
   const [rows, whole] = await Promise.all([
     sql<Row[]>`
       SELECT y.b, y.kind, y.key, sum(y.n)::float8 AS n, sum(y.total)::float8 AS total,
              json_object_agg(y.bucket, y.n) FILTER (WHERE y.bucket >= 0) AS hist,
-             json_agg(y.hists) FILTER (WHERE y.hists IS NOT NULL) AS hists
+             string_agg(y.hists, '') AS hists
       FROM (
         SELECT x.b, x.kind, x.bucket, x.key, sum(x.n)::float8 AS n, sum(x.total)::float8 AS total,
-               json_agg(x.hist) FILTER (WHERE x.hist IS NOT NULL) AS hists
+               string_agg(x.hist::text, '') AS hists
         FROM (
           SELECT p.b, r.kind, r.bucket, ${keyExpr(sql, group, 'r')} AS key, r.n, r.total, r.hist
           FROM unnest(${grains}::text[], ${starts}::text[]::timestamptz[], ${rb}::int[]) AS p(grain, start, b)
@@ -159,7 +160,7 @@ export async function sumRanges(sql: Sql, f: Filter, group: GroupBy, ranges: { f
             AND r.grain = p.grain AND r.period_start = p.start ${filters(sql, f, group, 'r')}
           UNION ALL
           SELECT p.b, e.kind, CASE WHEN metric_has_histogram(e.kind) THEN metric_bucket(e.value) ELSE -1 END,
-                 ${keyExpr(sql, group, 'e')}, 1::bigint, COALESCE(e.value, 0), NULL::jsonb
+                 ${keyExpr(sql, group, 'e')}, 1::bigint, COALESCE(e.value, 0), NULL::json
           FROM unnest(${los}::text[]::timestamptz[], ${his}::text[]::timestamptz[], ${eb}::int[]) AS p(lo, hi, b)
           JOIN metric_events e ON e.workspace_id = ${f.workspaceId}::uuid AND e.kind = ANY(${[...metricKinds]}::text[])
             AND e.occurred_at >= p.lo AND e.occurred_at < p.hi ${filters(sql, f, group, 'e')}

@@ -47,3 +47,43 @@ export function histogramPercentile(counts: Map<number, number>, p: number): num
   const a = valueAt(lo)
   return frac === 0 ? a : a + (valueAt(lo + 1) - a) * frac
 }
+
+/**
+ * Adds to `acc` (bucket -> samples) every `"bucket": samples` pair of `text`: the agent dims'
+ * `hist` objects as PostgreSQL writes them (`{"164": 1, "167": 2}`), concatenated in any nesting.
+ * A year of 40 agents is ~2,300 such objects (1.5 MB at 1M conversations); JSON.parse made each one
+ * an object with integer keys (dictionary elements) to walk once and drop: 3 ms and most of the
+ * garbage of GET /analytics/agents. Read here straight off the text instead (docs/analytics.md,
+ * "The histograms as text").
+ */
+export function addHistogramText(acc: Float64Array, text: string): void {
+  const end = text.length
+  let key = -1
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      // "digits": a bucket (any other quoted text is not one and is skipped)
+      let k = 0
+      let digits = 0
+      for (i++; i < end; i++) {
+        const d = text.charCodeAt(i) - 48
+        if (d < 0 || d > 9) break
+        k = k * 10 + d
+        digits++
+      }
+      while (i < end && text.charCodeAt(i) !== 34) i++
+      key = digits > 0 && k < acc.length ? k : -1
+    } else if (key >= 0 && (c === 45 || (c >= 48 && c <= 57))) {
+      const negative = c === 45
+      let v = 0
+      for (i = negative ? i + 1 : i; i < end; i++) {
+        const d = text.charCodeAt(i) - 48
+        if (d < 0 || d > 9) break
+        v = v * 10 + d
+      }
+      i--
+      acc[key] += negative ? -v : v
+      key = -1
+    }
+  }
+}

@@ -13,6 +13,7 @@ import {
   doublePrecision,
   index,
   integer,
+  json,
   jsonb,
   pgTable,
   primaryKey,
@@ -659,9 +660,11 @@ export const metricRollups = pgTable(
     total: doublePrecision('total').notNull().default(0),
     /**
      * A duration in the dims with the agent bit: bucket -> samples (a JSON object, no zero
-     * entries; metric_hist_add() in migration issue31_agent_histograms merges two); null otherwise.
+     * entries; metric_hist_add() in migration issue31_hist_json merges two); null otherwise.
+     * `json`, not `jsonb`: a read passes these objects through as text, and jsonb's conversion to
+     * text (every number a numeric) was most of /analytics/agents (docs/analytics.md).
      */
-    hist: jsonb('hist').$type<Record<string, number>>(),
+    hist: json('hist').$type<Record<string, number>>(),
   },
   // serves: every analytics read: (workspace, dim, grain, period) equality per piece of a range
   (t) => [

@@ -132,13 +132,24 @@ t.test('agent histograms: percentiles from the hist rows equal those of the raw 
       ),
     )
     const [sum] = await sql<{ n: number }[]>`
-      SELECT COALESCE(sum(v::bigint), 0)::int AS n FROM metric_rollups r, jsonb_each_text(r.hist) h(k, v)
+      SELECT COALESCE(sum(v::bigint), 0)::int AS n FROM metric_rollups r, json_each_text(r.hist) h(k, v)
       WHERE r.workspace_id = ${ws.workspaceId} AND r.dim = 2 AND r.grain = 'd' AND r.kind = 'first_response'
         AND r.agent_id = ${ws.agent.userId} AND r.period_start >= '2025-07-01' AND r.period_start < '2025-07-04'`
     t.equal(sum.n, 320 + kept.filter((e) => e.kind === 'first_response' && e.agentId === ws.agent.userId && e.at >= '2025-07-01' && e.at < '2025-07-04').length, 'every sample counted once in the day rows')
     const before = await rollupState(sql, ws.workspaceId)
     await sql`SELECT metric_rebuild_rollups()`
     t.same(await rollupState(sql, ws.workspaceId), before, 'equal to a rebuild')
+  })
+
+  await t.test('metric_hist_add: stored as json text, zero buckets dropped, an empty or null side kept', async (t) => {
+    const [r] = await sql<{ type: string; sum: string; zero: string; empty: string; left: string; right: string }[]>`
+      SELECT pg_typeof(metric_hist_add('{"3": 2}'::json, '{"5": 1}'::json))::text AS type,
+             metric_hist_add('{"3": 2, "7": 1}'::json, '{"3": 1, "5": 1}'::json)::text AS sum,
+             metric_hist_add('{"3": 2, "7": 1}'::json, '{"3": -2}'::json)::text AS zero,
+             metric_hist_add('{"3": 2}'::json, '{}'::json)::text AS empty,
+             metric_hist_add(NULL, '{"4": 1}'::json)::text AS left,
+             metric_hist_add('{"4": 1}'::json, NULL)::text AS right`
+    t.same(r, { type: 'json', sum: '{"3": 3, "5": 1, "7": 1}', zero: '{"7": 1}', empty: '{"3": 2}', left: '{"4": 1}', right: '{"4": 1}' })
   })
 
   await t.test('the rollups the write path kept equal a rebuild, hist entries included', async (t) => {

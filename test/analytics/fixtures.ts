@@ -53,6 +53,6 @@ export const rollupState = (sql: App['deps']['sql'], ws: string) => sql<{ key: s
     FROM metric_rollups WHERE workspace_id = ${ws}
     UNION ALL
     SELECT concat_ws('|', r.dim, r.grain, r.period_start, r.channel_id, r.agent_id, r.team_id, r.kind, 'hist', h.key), h.value::bigint, 0
-    FROM metric_rollups r CROSS JOIN LATERAL jsonb_each_text(r.hist) h WHERE r.workspace_id = ${ws}
+    FROM metric_rollups r CROSS JOIN LATERAL json_each_text(r.hist) h WHERE r.workspace_id = ${ws}
   ) s
   GROUP BY key HAVING sum(n) <> 0 ORDER BY key`

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { decompose } from '../../src/analytics/pieces.js'
-import { bucketOf, bucketValue, GAMMA, histogramPercentile } from '../../src/analytics/histogram.js'
+import { addHistogramText, bucketOf, bucketValue, BUCKETS, GAMMA, histogramPercentile } from '../../src/analytics/histogram.js'
 
 /** The pure parts of analytics: range decomposition and the histogram's error bound. */
 
@@ -68,4 +68,28 @@ t.test('histogram percentiles stay within the stated bound of percentile_cont', 
   )
   t.equal(histogramPercentile(new Map(), 0.5), null)
   t.equal(bucketValue(0), 0.5)
+})
+
+t.test('addHistogramText sums every bucket of concatenated hist texts as JSON.parse would', async (t) => {
+  const histogram = fc.dictionary(fc.integer({ min: 0, max: BUCKETS - 1 }).map(String), fc.integer({ min: 1, max: 2 ** 40 }), { maxKeys: 60 })
+  fc.assert(
+    fc.property(fc.array(fc.tuple(histogram, fc.boolean()), { maxLength: 8 }), (hists) => {
+      // PostgreSQL's two spellings: jsonb's `{"3": 1, "7": 2}` and json_object_agg's `{ "3" : 1, "7" : 2 }`
+      const texts = hists.map(([h, jsonb]) =>
+        jsonb
+          ? `{${Object.entries(h).map(([k, v]) => `"${k}": ${v}`).join(', ')}}`
+          : `{ ${Object.entries(h).map(([k, v]) => `"${k}" : ${v}`).join(', ')} }`,
+      )
+      const expected = new Float64Array(BUCKETS)
+      for (const text of texts) for (const [k, v] of Object.entries(JSON.parse(text) as Record<string, number>)) expected[Number(k)] += v
+      const acc = new Float64Array(BUCKETS)
+      addHistogramText(acc, texts.join(''))
+      return acc.every((v, k) => v === expected[k])
+    }),
+    { numRuns: 300 },
+  )
+  const acc = new Float64Array(BUCKETS)
+  addHistogramText(acc, '{"3": 2}{"3": -1, "999": 4, "x": 5}')
+  t.equal(acc[3], 1, 'a negative count subtracts')
+  t.equal(acc.reduce((a, b) => a + b, 0), 1, 'a bucket past the last and a key that is not a number are skipped')
 })
