@@ -58,3 +58,18 @@ export interface Area {
 /** The measurement of a scenario whose ok result is `id`, if it ran. */
 export const resultOf = (results: Measurement[], id: string) => results.find((r) => r.id === id && r.status === 'ok')
 export const ratio = (a?: number, b?: number) => (a !== undefined && b ? a / b : undefined)
+
+/**
+ * The highest / lowest of the values measured (undefined when none was). A comparison of the API
+ * with its ceiling runs each side twice, alternated, and takes each side's best: other work on the
+ * machine only lowers a req/s and raises a p99, so one side's best of two against the other's one
+ * run would favour the side run twice (issue 31).
+ */
+export function highest(values: (number | undefined)[]): number | undefined {
+  const known = values.filter((v): v is number => v !== undefined && v > 0)
+  return known.length ? Math.max(...known) : undefined
+}
+export function lowest(values: (number | undefined)[]): number | undefined {
+  const known = values.filter((v): v is number => v !== undefined && v > 0)
+  return known.length ? Math.min(...known) : undefined
+}

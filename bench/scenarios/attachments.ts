@@ -7,7 +7,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import sharp from 'sharp'
 import type { Area, BenchRun } from '../lib/area.js'
-import { ratio, resultOf } from '../lib/area.js'
+import { highest, lowest, ratio, resultOf } from '../lib/area.js'
 import { measure, type Measurement } from '../lib/load.js'
 import { BENCH_DIR } from '../lib/paths.js'
 import { target } from '../lib/report.js'
@@ -177,18 +177,6 @@ export const attachments: Area = {
 /** The API's and the ceiling's runs of the media comparison: two each, alternated. */
 const MEDIA_RUNS = ['media-200kb', 'media-200kb-again']
 const CEILING_RUNS = ['ceiling-media-fs', 'ceiling-media-fs-again']
-
-/** The highest of the values measured, or undefined when none was. */
-function highest(values: (number | undefined)[]): number | undefined {
-  const known = values.filter((v): v is number => v !== undefined && v > 0)
-  return known.length ? Math.max(...known) : undefined
-}
-
-/** The lowest of the values measured, or undefined when none was. */
-function lowest(values: (number | undefined)[]): number | undefined {
-  const known = values.filter((v): v is number => v !== undefined && v > 0)
-  return known.length ? Math.min(...known) : undefined
-}
 
 /** Starts the file ceiling server (bench/ceiling-server.ts file), measures it, stops it. */
 async function measureFileCeiling(run: BenchRun, file: string, id: string, label: string): Promise<Measurement> {

@@ -1,5 +1,5 @@
 import { resolveList, sectionQuery } from '../../src/conversations/lists.js'
-import { ratio, resultOf, type Area, type AreaScenario } from '../lib/area.js'
+import { highest, lowest, ratio, resultOf, type Area, type AreaScenario } from '../lib/area.js'
 import { probe, type Measurement } from '../lib/load.js'
 import { fmtInt, step } from '../lib/progress.js'
 import { target } from '../lib/report.js'
@@ -71,20 +71,28 @@ export const lists: Area = {
         unavailable: deepCursor ? undefined : listProbe.status === 404 ? 'n/a (route missing)' : 'n/a (no deep cursor)',
       },
     ]
+    // Once more after the ceiling's second run (ceilings.ts), so both sides get two runs and their
+    // best, as the media comparison does: the ceiling's best of two against one list run favoured
+    // the ceiling (the two ceiling runs differed by 2-15% on 2026-11-27).
+    if (wanted('ceiling-sql')) {
+      scenarios.push({ ...scenarios[0], id: 'list-page1-again', label: 'GET /conversations page 1 (again)', after: 'ceiling-sql-again' })
+    }
     return {
       scenarios,
       targets: (results) => {
         const page1 = resultOf(results, 'list-page1')
-        const ceilings = [resultOf(results, 'ceiling-sql')?.rps, resultOf(results, 'ceiling-sql-again')?.rps].filter((n): n is number => n !== undefined)
-        const ceiling = ceilings.length ? Math.max(...ceilings) : undefined
+        const runs = (ids: string[]) => ids.map((id) => resultOf(results, id)?.rps).filter((n): n is number => n !== undefined)
+        const [lists, ceilings] = [runs(LIST_RUNS), runs(CEILING_RUNS)]
         return [
           target(
             'list page 1 req/s ÷ raw-SQL ceiling req/s',
-            ratio(page1?.rps, ceiling),
+            ratio(highest(lists), highest(ceilings)),
             '>=',
             0.8,
             '',
-            ceiling ? `ceiling: higher of two runs (${ceilings.map((n) => fmtInt(n)).join(' / ')} req/s)${cpuDetail(results)}` : undefined,
+            ceilings.length
+              ? `the higher of two runs each (alternated: ceiling, API, ceiling, API: ${ceilings.map((n) => fmtInt(n)).join(' / ')} vs ${lists.map((n) => fmtInt(n)).join(' / ')} req/s)${cpuDetail(results)}`
+              : undefined,
           ),
           target('deep page p50 ÷ page 1 p50', ratio(resultOf(results, 'list-deep')?.p50, page1?.p50), '<=', 1.3, '', deepNote),
         ]
@@ -98,16 +106,19 @@ export const lists: Area = {
 }
 
 /**
- * The server's CPU per request, API and ceiling (the lower of its runs): the API's own cost over
+ * The server's CPU per request, API and ceiling (the lower of each side's runs): the API's own cost over
  * the bare query, which other work on the machine moves far less than req/s (docs/lists.md).
  */
 function cpuDetail(results: Measurement[]): string {
-  const api = resultOf(results, 'list-page1')?.cpuMsPerRequest
-  const ceiling = [resultOf(results, 'ceiling-sql')?.cpuMsPerRequest, resultOf(results, 'ceiling-sql-again')?.cpuMsPerRequest].filter((n): n is number => n !== undefined)
-  if (api === undefined || ceiling.length === 0) return ''
-  const low = Math.min(...ceiling)
-  return `; server CPU per request: API ${api.toFixed(2)} ms, ceiling ${low.toFixed(2)} ms (×${(api / low).toFixed(2)})`
+  const api = lowest(LIST_RUNS.map((id) => resultOf(results, id)?.cpuMsPerRequest))
+  const ceiling = lowest(CEILING_RUNS.map((id) => resultOf(results, id)?.cpuMsPerRequest))
+  if (api === undefined || ceiling === undefined) return ''
+  return `; server CPU per request (the lower of each side's runs): API ${api.toFixed(2)} ms, ceiling ${ceiling.toFixed(2)} ms (×${(api / ceiling).toFixed(2)})`
 }
+
+/** The list's and its raw-SQL ceiling's runs of the page-1 comparison: two each, alternated. */
+const LIST_RUNS = ['list-page1', 'list-page1-again']
+const CEILING_RUNS = ['ceiling-sql', 'ceiling-sql-again']
 
 /** EXPLAIN (ANALYZE, BUFFERS) of the list sections page 1 and the deep page run. */
 async function explainLists(sql: Pool, workspaceId: string, deepCursor: string | undefined): Promise<Record<string, string>> {
