@@ -97,6 +97,8 @@ export const analytics: Area = {
         const small = resultOf(results, 'analytics-summary-small-1c')
         return [
           target(`analytics summary (year) p50 at 1 connection, ${fmtInt(seed.largest.size)} conv.`, large?.p50, '<', 50, ' ms'),
+          // Issue 31: the per-agent report over a year (40 agents' rollups and histograms).
+          target(`analytics agents (year) p50 at 1 connection, ${fmtInt(seed.largest.size)} conv.`, resultOf(results, 'analytics-agents-1c')?.p50, '<', 20, ' ms'),
           target(
             `analytics summary p50 ${fmtInt(seed.largest.size)} conv. ÷ ${fmtInt(seed.small.size)} conv.`,
             ratio(large?.p50, small?.p50),
