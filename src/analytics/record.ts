@@ -56,7 +56,8 @@ async function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1): Promise<voi
   }
   // Per bucket first, then a duration of an agent dim folded into one row with its buckets in
   // `hist` (metric_hist_row()): one statement's events that share that row (a bulk close) must
-  // reach it as one delta, since ON CONFLICT cannot update a row twice.
+  // reach it as one delta, since ON CONFLICT cannot update a row twice. Built as jsonb, stored as
+  // json text (migration issue31_hist_json: reads pass the text through).
   await sql`
     WITH ev AS (${source}), b AS (
       SELECT ev.workspace_id, d.dim, g.grain, metric_period(g.grain, ev.occurred_at) AS period_start, d.channel_id, d.agent_id, d.team_id, ev.kind,
@@ -75,7 +76,7 @@ async function rollupFrom(sql: Sql, source: Fragment, sign: 1 | -1): Promise<voi
     INSERT INTO metric_rollups AS r (workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind, bucket, slot, n, total, hist)
     SELECT workspace_id, dim, grain, period_start, channel_id, agent_id, team_id, kind,
            CASE WHEN metric_hist_row(dim, kind) THEN -1 ELSE bucket END, ${randomInt(SLOTS)}, sum(n), sum(total),
-           jsonb_object_agg(bucket, n) FILTER (WHERE metric_hist_row(dim, kind))
+           (jsonb_object_agg(bucket, n) FILTER (WHERE metric_hist_row(dim, kind)))::json
     FROM b
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
