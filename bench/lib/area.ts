@@ -73,3 +73,23 @@ export function lowest(values: (number | undefined)[]): number | undefined {
   const known = values.filter((v): v is number => v !== undefined && v > 0)
   return known.length ? Math.min(...known) : undefined
 }
+
+/**
+ * A list and its raw-SQL ceiling, each run twice, alternated: list, ceiling, list again, ceiling
+ * again (the `-again` runs follow their leader with `after`). `ceiling(id, label)` builds the
+ * ceiling scenario of either run.
+ */
+export function alternated(list: AreaScenario, ceilingId: string, ceilingLabel: string, ceiling: (id: string, label: string) => AreaScenario): AreaScenario[] {
+  return [
+    list,
+    ceiling(ceilingId, ceilingLabel),
+    { ...list, id: `${list.id}-again`, label: `${list.label} (again)`, after: ceilingId },
+    { ...ceiling(`${ceilingId}-again`, `${ceilingLabel} (again)`), after: `${list.id}-again` },
+  ]
+}
+
+export const BEST_OF_TWO = 'the best of two runs each (alternated: list, ceiling, list, ceiling)'
+
+/** The best of a scenario's two runs (`id` and `id-again`): the higher req/s or the lower p99. */
+export const bestRps = (results: Measurement[], id: string) => highest([resultOf(results, id)?.rps, resultOf(results, `${id}-again`)?.rps])
+export const bestP99 = (results: Measurement[], id: string) => lowest([resultOf(results, id)?.p99, resultOf(results, `${id}-again`)?.p99])

@@ -1,4 +1,4 @@
-import { ratio, resultOf, type Area, type AreaScenario } from '../lib/area.js'
+import { alternated, BEST_OF_TWO, bestP99, bestRps, ratio, resultOf, type Area, type AreaScenario } from '../lib/area.js'
 import { fmtInt } from '../lib/progress.js'
 import { target } from '../lib/report.js'
 import { measureCeiling } from './ceilings.js'
@@ -23,25 +23,34 @@ export const triage: Area = {
   async prepare(run, wanted) {
     const { sql, seed, headers } = run
     const label = seed.largest.labels[1]
+    const ceiling =
+      (listQuery: Record<string, unknown>) =>
+      (id: string, name: string): AreaScenario => ({
+        id,
+        label: name,
+        kind: 'ceiling',
+        method: 'GET',
+        path: '/list',
+        measure: () => measureCeiling(run, { id, label: name, kind: 'ceiling', method: 'GET', path: '/list' }, listQuery),
+      })
+    // Each list and its ceiling: two runs each, alternated, when both are wanted (bench/lib/area.ts, `highest`).
+    const pair = (list: AreaScenario, ceilingId: string, ceilingLabel: string, listQuery: Record<string, unknown>) =>
+      wanted(list.id) && wanted(ceilingId)
+        ? alternated(list, ceilingId, ceilingLabel, ceiling(listQuery))
+        : [list, ceiling(listQuery)(ceilingId, ceilingLabel)]
     const scenarios: AreaScenario[] = [
-      { id: 'list-label', label: 'GET /conversations?labelIds=<one>', kind: 'read', method: 'GET', path: `/conversations?labelIds=${label}`, headers: headers.largest },
-      {
-        id: 'ceiling-sql-label',
-        label: 'ceiling: labelIds list SQL, no auth',
-        kind: 'ceiling',
-        method: 'GET',
-        path: '/list',
-        measure: () => measureCeiling(run, { id: 'ceiling-sql-label', label: 'ceiling: labelIds list SQL', kind: 'ceiling', method: 'GET', path: '/list' }, { labelIds: label }),
-      },
-      { id: 'list-priority', label: 'GET /conversations?sortBy=priority', kind: 'read', method: 'GET', path: '/conversations?sortBy=priority', headers: headers.largest },
-      {
-        id: 'ceiling-sql-priority',
-        label: 'ceiling: sortBy=priority list SQL, no auth',
-        kind: 'ceiling',
-        method: 'GET',
-        path: '/list',
-        measure: () => measureCeiling(run, { id: 'ceiling-sql-priority', label: 'ceiling: priority list SQL', kind: 'ceiling', method: 'GET', path: '/list' }, { sortBy: 'priority' }),
-      },
+      ...pair(
+        { id: 'list-label', label: 'GET /conversations?labelIds=<one>', kind: 'read', method: 'GET', path: `/conversations?labelIds=${label}`, headers: headers.largest },
+        'ceiling-sql-label',
+        'ceiling: labelIds list SQL',
+        { labelIds: label },
+      ),
+      ...pair(
+        { id: 'list-priority', label: 'GET /conversations?sortBy=priority', kind: 'read', method: 'GET', path: '/conversations?sortBy=priority', headers: headers.largest },
+        'ceiling-sql-priority',
+        'ceiling: priority list SQL',
+        { sortBy: 'priority' },
+      ),
     ]
     // Bulk close in the largest workspace: every request must close 100 OPEN conversations, so the
     // pool must outlast the run (the small workspace's ~6,000 OPEN rows were 60 requests: at
@@ -84,10 +93,10 @@ export const triage: Area = {
       targets: (results) => {
         const bulk = resultOf(results, 'bulk-close')
         return [
-          target('labelIds list p99 ms', resultOf(results, 'list-label')?.p99, '<', 100, ' ms'),
-          target('labelIds list req/s ÷ its raw-SQL ceiling', ratio(resultOf(results, 'list-label')?.rps, resultOf(results, 'ceiling-sql-label')?.rps), '>=', 0.8, ''),
-          target('sortBy=priority list p99 ms', resultOf(results, 'list-priority')?.p99, '<', 100, ' ms'),
-          target('sortBy=priority req/s ÷ its raw-SQL ceiling', ratio(resultOf(results, 'list-priority')?.rps, resultOf(results, 'ceiling-sql-priority')?.rps), '>=', 0.8, ''),
+          target('labelIds list p99 ms', bestP99(results, 'list-label'), '<', 100, ' ms', BEST_OF_TWO),
+          target('labelIds list req/s ÷ its raw-SQL ceiling', ratio(bestRps(results, 'list-label'), bestRps(results, 'ceiling-sql-label')), '>=', 0.8, '', BEST_OF_TWO),
+          target('sortBy=priority list p99 ms', bestP99(results, 'list-priority'), '<', 100, ' ms', BEST_OF_TWO),
+          target('sortBy=priority req/s ÷ its raw-SQL ceiling', ratio(bestRps(results, 'list-priority'), bestRps(results, 'ceiling-sql-priority')), '>=', 0.8, '', BEST_OF_TWO),
           target('bulk close of 100 p50 ms', bulk?.p50, '<', 500, ' ms', recycled ? 'pool recycled: later requests closed already-closed rows (cheaper)' : undefined),
         ]
       },
