@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util'
 import { createSql, type Pool } from '../src/db/client.js'
-import { resolveList, sectionQuery } from '../src/conversations/lists.js'
+import { pageSections, resolveList, sectionQuery } from '../src/conversations/lists.js'
 import { prepareDatabase, startApi } from './lib/api.js'
 import { cleanup } from './lib/cleanup.js'
 import { withDatabase } from './lib/db.js'
@@ -40,10 +40,8 @@ async function explainSections(sql: Pool, ws: string) {
   const r = resolveList('open', { workspaceId: ws, userId: 'bench|plan' }, { limit: 20 })
   const [{ n: pinnedRows }] = await sql<{ n: number }[]>`
     SELECT count(*)::int AS n FROM conversations WHERE workspace_id = ${ws} AND pinned AND status = 'OPEN' AND deleted_at IS NULL`
-  const sections = [
-    { name: 'pinned section (LIMIT 21)', q: () => sectionQuery(sql, r, { pinned: true }, 21) },
-    { name: `unpinned section (LIMIT ${21 - Math.min(pinnedRows, 21)})`, q: () => sectionQuery(sql, r, { pinned: false }, 21 - Math.min(pinnedRows, 21)) },
-  ]
+  // Page 1's statement as the route runs it (pageSections: one backward scan, pinned rows first).
+  const sections = [{ name: 'page 1 (LIMIT 21)', q: () => sectionQuery(sql, r, pageSections(r)[0]!, 21) }]
   console.log(`EXPLAIN (ANALYZE, SUMMARY), ${explains} times each, median (the workspace has ${pinnedRows} pinned open conversations):`)
   for (const s of sections) {
     const plan: number[] = []
@@ -59,7 +57,7 @@ async function explainSections(sql: Pool, ws: string) {
 }
 
 async function pageFromOneConnection(ws: string) {
-  console.log(`page 1 (both statements) from one connection, ${pages} pages each, alternated:`)
+  console.log(`page 1 (its statements) from one connection, ${pages} pages each, alternated:`)
   for (let round = 1; round <= rounds; round++) {
     const line: string[] = []
     for (const prepare of [true, false]) {

@@ -19,7 +19,7 @@ export const ceilings: Area = {
   name: 'ceilings',
   ids: [
     { id: 'ceiling-framework', about: 'a bare Fastify route answering a constant object the size of the list page (the API\'s own page 1, serialised per request): the framework\'s limit' },
-    { id: 'ceiling-sql', about: 'a bare Fastify route running the list endpoint\'s own SQL (`sectionQuery` from `src/conversations/lists.ts`, pinned section then the rest) through postgres.js with the app\'s pool settings, no auth, no validation, no mapping: the database\'s limit; run again after the list scenarios (`ceiling-sql-again`) when `list-page1` runs too' },
+    { id: 'ceiling-sql', about: 'a bare Fastify route running the list endpoint\'s own SQL (`pageKeys` from `src/conversations/lists.ts`: the route\'s own statements) through postgres.js with the app\'s pool settings, no auth, no validation, no mapping: the database\'s limit; run again after the list scenarios (`ceiling-sql-again`) when `list-page1` runs too' },
     { id: 'ceiling-sql-generic', optIn: true, about: 'the raw-SQL ceiling with `plan_cache_mode=force_generic_plan` (diagnostic: what planning costs)' },
   ],
   async prepare(run, wanted) {

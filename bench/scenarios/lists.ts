@@ -1,4 +1,4 @@
-import { resolveList, sectionQuery } from '../../src/conversations/lists.js'
+import { pageSections, resolveList, sectionQuery } from '../../src/conversations/lists.js'
 import { bestRps, lowest, ratio, resultOf, type Area, type AreaScenario } from '../lib/area.js'
 import { probe, type Measurement } from '../lib/load.js'
 import { fmtInt, step } from '../lib/progress.js'
@@ -126,8 +126,8 @@ async function explainLists(sql: Pool, workspaceId: string, deepCursor: string |
     (await sql<{ 'QUERY PLAN': string }[]>`EXPLAIN (ANALYZE, BUFFERS) ${q}`).map((r) => r['QUERY PLAN']).join('\n')
   const out: Record<string, string> = {}
   const r = resolveList('open', { workspaceId, userId: 'bench|explain' }, { limit: 20 })
-  out.listPage1Pinned = await plan(sectionQuery(sql, r, { pinned: true }, 21))
-  out.listPage1Unpinned = await plan(sectionQuery(sql, r, { pinned: false }, 21))
+  // Page 1's one statement (a backward scan, pinned rows first: pageSections).
+  out.listPage1 = await plan(sectionQuery(sql, r, pageSections(r)[0]!, 21))
   if (deepCursor) {
     // The harness reads its own cursor's payload (base64url JSON {p, k}); the tag is not needed here.
     const { k } = JSON.parse(Buffer.from(deepCursor.split('.')[0], 'base64url').toString('utf8')) as { k: [boolean, string, string] }

@@ -14,10 +14,12 @@ import type { ConversationView } from '../../schemas/conversations.js'
  *
  * - The sort key is (t, id), t one timestamp column, compared as a row against the cursor's
  *   values. The cursor keeps t as the text Postgres sent (microseconds), so ties never skip rows.
- * - "Pinned first" is served by indexes that lead with (workspace_id, pinned): the page reads the
- *   pinned section, then the unpinned one, each a range scan in the requested direction, as two
- *   queries (the second only when the first did not fill the page). No Sort node in either
- *   direction, which one (pinned DESC, t ASC) index could not give.
+ * - "Pinned first" is served by indexes that lead with (workspace_id, pinned). A descending list
+ *   (the default, and sortBy=priority) is one backward range scan: (pinned, t, id) descending is
+ *   the index's order reversed, so pinned rows come first by themselves. An ascending list reads the
+ *   pinned section, then the unpinned one, each a range scan, as two queries (the second only when
+ *   the first did not fill the page): one (pinned DESC, t ASC) scan no index could give. No Sort
+ *   node in any direction.
  */
 
 export type ListKind = 'open' | 'mine' | 'closed'
@@ -74,11 +76,19 @@ const SORT_EXPR: Record<SortBy, string> = {
 /** priority_rank of each `priority` filter value (the generated column's CASE). */
 const PRIORITY_RANK: Record<string, number> = { none: 0, low: 1, medium: 2, high: 3, urgent: 4 }
 
-interface Section {
-  /** true / false: only that pinned value (pinned-first lists); undefined: no pinned split. */
-  pinned?: boolean
-  /** Rows strictly after this (t, id), or (rank, t, id) for sortBy=priority, in the list's direction. */
-  after?: { rank?: number; t: string; id: string }
+export interface Section {
+  /**
+   * true / false: only that pinned value (a pinned-first list read in ascending order);
+   * 'first': both, pinned first, in one backward scan of the index (a pinned-first list read in
+   * descending order: (pinned, t, id) all descending is the index's own order, reversed);
+   * undefined: no pinned column (the closed list).
+   */
+  pinned?: boolean | 'first'
+  /**
+   * Rows strictly after this (t, id), or (rank, t, id) for sortBy=priority, in the list's direction;
+   * with pinned 'first', after (pinned, t, id) or (pinned, rank, t, id).
+   */
+  after?: { pinned?: boolean; rank?: number; t: string; id: string }
 }
 
 export interface Resolved {
@@ -212,7 +222,9 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
           : r.status
             ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status = ${sql.unsafe(`'${r.status}'`)}`
             : sql`c.assigned_agent_id = ${r.caller.userId}`
-  const pinned = section.pinned === undefined ? sql`` : section.pinned ? sql`AND c.pinned = true` : sql`AND c.pinned = false`
+  const pinned =
+    section.pinned === undefined || section.pinned === 'first' ? sql`` : section.pinned ? sql`AND c.pinned = true` : sql`AND c.pinned = false`
+  const both = section.pinned === 'first'
   const channel = r.channelId ? sql`AND c.channel_id = ${r.channelId}` : sql``
   const unassigned = r.unassignedOnly ? sql`AND c.assigned_agent_id IS NULL` : sql``
   const read = r.readStatus === 'read' ? sql`AND c.unread_count = 0` : r.readStatus === 'unread' ? sql`AND c.unread_count > 0` : sql``
@@ -224,10 +236,15 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const a = section.after
   const after = !a
     ? sql``
-    : byPriority(r)
-      ? sql`AND (c.priority_rank, ${t}, c.id) < ((SELECT ${a.rank ?? 0}::smallint), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
-      : sql`AND (${t}, c.id) ${cmp} ((SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
-  const order = byPriority(r) ? sql`c.priority_rank DESC, ${t} DESC, c.id DESC` : sql`${t} ${dir}, c.id ${dir}`
+    : both
+      ? byPriority(r)
+        ? sql`AND (c.pinned, c.priority_rank, ${t}, c.id) < ((SELECT ${a.pinned ?? false}::boolean), (SELECT ${a.rank ?? 0}::smallint), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
+        : sql`AND (c.pinned, ${t}, c.id) < ((SELECT ${a.pinned ?? false}::boolean), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
+      : byPriority(r)
+        ? sql`AND (c.priority_rank, ${t}, c.id) < ((SELECT ${a.rank ?? 0}::smallint), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
+        : sql`AND (${t}, c.id) ${cmp} ((SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
+  const pinnedOrder = both ? sql`c.pinned DESC,` : sql``
+  const order = byPriority(r) ? sql`${pinnedOrder} c.priority_rank DESC, ${t} DESC, c.id DESC` : sql`${pinnedOrder} ${t} ${dir}, c.id ${dir}`
   const sla =
     r.sla === 'due'
       ? sql`AND c.sla_due_at IS NOT NULL`
@@ -297,14 +314,33 @@ export type SectionRow = ListKey | (ListKey & ConversationRecord)
 /** A key with its row (null: gone between the key's read and the row's). */
 export type PageRow = ListKey & { row: ConversationRecord | null }
 
-type At = { pinned?: boolean; rank?: number; t: string; id: string }
+/** A page's position: the cursor's key (undefined on page 1). */
+export type At = { pinned?: boolean; rank?: number; t: string; id: string }
 
-/** The sections a page reads, in order, given where the cursor stopped. */
-function sectionsFor(kind: ListKind, at?: At): Section[] {
+/**
+ * The sections a page reads, in order, given where the cursor stopped: one for the closed list and
+ * for every descending pinned-first list (one backward scan, pinned rows first), the pinned then
+ * the unpinned section for an ascending one.
+ */
+export function pageSections(r: Resolved, at?: At): Section[] {
+  if (!pinnedFirst(r.kind)) return [{ after: at ? { rank: at.rank, t: at.t, id: at.id } : undefined }]
+  if (r.sortOrder === 'desc') return [{ pinned: 'first', after: at }]
   const after = at ? { rank: at.rank, t: at.t, id: at.id } : undefined
-  if (!pinnedFirst(kind)) return [{ after }]
   if (!at) return [{ pinned: true }, { pinned: false }]
   return at.pinned ? [{ pinned: true, after }, { pinned: false }] : [{ pinned: false, after }]
+}
+
+/**
+ * The keys of a page (`want` = limit + 1: the last one only says another page exists), section by
+ * section while the page is not full. Exported so the raw-SQL ceiling runs exactly the route's statements.
+ */
+export async function pageKeys(sql: Sql, r: Resolved, at: At | undefined, want: number): Promise<SectionRow[]> {
+  const keys: SectionRow[] = []
+  for (const section of pageSections(r, at)) {
+    if (keys.length >= want) break
+    keys.push(...(await sectionQuery(sql, r, section, want - keys.length)))
+  }
+  return keys
 }
 
 /** A page of GET /conversations (open), /Myconversation (mine) or /closed. */
@@ -329,11 +365,7 @@ export async function listConversations(ctx: Ctx, kind: ListKind, q: ListQuery):
           : key.length === 3
             ? { pinned: key[0], t: key[1], id: key[2] }
             : { t: key[0], id: key[1] }
-      const keys: SectionRow[] = []
-      for (const section of sectionsFor(kind, at)) {
-        if (keys.length >= want) break
-        keys.push(...(await sectionQuery(sql, r, section, want - keys.length)))
-      }
+      const keys = await pageKeys(sql, r, at, want)
       // The key past the page (want = limit + 1) only says that another page exists: its row is not read.
       const shown = await pageRows(sql, r, keys.slice(0, want - 1))
       if (keys.length === want) shown.push(keyWith(keys[want - 1]!, null))

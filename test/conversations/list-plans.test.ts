@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createSql } from '../../src/db/client.js'
-import { resolveList, sectionQuery } from '../../src/conversations/lists.js'
+import { pageSections, resolveList, sectionQuery } from '../../src/conversations/lists.js'
 import { build, seedWorkspace } from '../helper.js'
 import { BASE_US, insertConversations } from './seed.js'
 
@@ -50,7 +50,8 @@ t.test('cursor pages keep one plan per connection; label pages are planned per v
     const pages: string[][] = []
     for (const cursor of cursors) {
       const [pinned, at, id] = keyOf(cursor)
-      pages.push((await sectionQuery(sql, r, { pinned, after: { t: at, id } }, 21)).map((row) => row.id))
+      // The route's own statement for that cursor (pageSections: one backward scan, pinned first).
+      pages.push((await sectionQuery(sql, r, pageSections(r, { pinned, t: at, id })[0]!, 21)).map((row) => row.id))
     }
     return pages
   }
@@ -64,7 +65,7 @@ t.test('cursor pages keep one plan per connection; label pages are planned per v
   const [pinned, at, id] = keyOf(cursors[0]!)
   t.equal(pinned, false)
   const literal = (v: string) => `'${v.replaceAll("'", "''")}'`
-  const args = [big.workspaceId, big.agent.userId, big.agent.userId, at, id].map(literal).join(', ')
+  const args = [big.workspaceId, big.agent.userId, big.agent.userId, String(pinned), at, id].map(literal).join(', ')
   await sql.unsafe(`PREPARE deep AS ${stmt}`)
   const cost = async (mode: string) => {
     await sql.unsafe(`SET plan_cache_mode = ${mode}`)
@@ -77,7 +78,7 @@ t.test('cursor pages keep one plan per connection; label pages are planned per v
     (await sql<{ generic: number; custom: number }[]>`
       SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements
       WHERE statement LIKE ${pattern} AND statement LIKE '%LIMIT 21%'`)[0]
-  const plain = await plans('%(c.last_message_at, c.id) < ((SELECT%')
+  const plain = await plans('%(c.pinned, c.last_message_at, c.id) < ((SELECT%')
   t.ok(plain, 'the cursor statement was prepared')
   t.equal(plain!.custom, 5, 'five custom plans (PostgreSQL compares them with the generic one)')
   t.equal(plain!.generic, cursors.length - 5, 'then the generic plan for every other cursor')
