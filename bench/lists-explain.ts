@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs'
 import postgres from 'postgres'
 import { runMigrations } from '../src/db/migrate.js'
 import { agentsQuery } from '../src/conversations/agents.js'
-import { guestHistoryQuery, pageRowsQuery, resolveList, sectionQuery, type ListQuery } from '../src/conversations/lists.js'
+import { guestHistoryQuery, pageRowsQuery, pageSections, resolveList, sectionQuery, type At, type ListQuery } from '../src/conversations/lists.js'
 
 const ADMIN = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const NAME = process.env.EXPLAIN_DB ?? 'parley_lists_explain'
@@ -97,17 +97,23 @@ async function main() {
   const cases: Case[] = []
   const list = (name: string, kind: 'open' | 'mine' | 'closed', lq: ListQuery, section: { pinned?: boolean; after?: { rank?: number; t: string; id: string } }) =>
     cases.push({ name, query: sectionQuery(sql, resolveList(kind, caller, lq), section, 21) })
+  // A descending pinned-first list's page as the route reads it (pageSections: one backward scan,
+  // pinned rows first; past a cursor, the row (pinned, [rank,] t, id) compared).
+  const page = (name: string, kind: 'open' | 'mine', lq: ListQuery, at?: At) => {
+    const r = resolveList(kind, caller, lq)
+    cases.push({ name, query: sectionQuery(sql, r, pageSections(r, at)[0]!, 21) })
+  }
 
   const openMidDesc = await mid("c.status = 'OPEN' AND NOT c.pinned", 'c.last_message_at', 'DESC')
   const openMidAsc = await mid("c.status = 'OPEN' AND NOT c.pinned", 'c.created_at', 'ASC')
-  list('open, lastMessageAt desc, first page: pinned section', 'open', q({}), { pinned: true })
-  list('open, lastMessageAt desc, first page: unpinned section', 'open', q({}), { pinned: false })
-  list('open, lastMessageAt desc, cursor deep in the unpinned section', 'open', q({}), { pinned: false, after: openMidDesc })
+  page('open, lastMessageAt desc, first page (one backward scan, pinned first)', 'open', q({}))
+  page('open, lastMessageAt desc, cursor deep in the unpinned rows', 'open', q({}), { pinned: false, ...openMidDesc })
   list('open, createdAt asc, cursor deep in the unpinned section', 'open', q({ sortBy: 'createdAt', sortOrder: 'asc' }), { pinned: false, after: openMidAsc })
-  list('open, updatedAt desc, unpinned section', 'open', q({ sortBy: 'updatedAt' }), { pinned: false })
-  list('open, readStatus=unread + channelId, unpinned', 'open', q({ readStatus: 'unread', channelId: '' }), { pinned: false })
-  list('open, unassignedOnly, unpinned', 'open', q({ unassignedOnly: true }), { pinned: false })
-  list('mine, lastMessageAt desc, unpinned', 'mine', q({}), { pinned: false })
+  list('open, createdAt asc, first page: pinned section', 'open', q({ sortBy: 'createdAt', sortOrder: 'asc' }), { pinned: true })
+  page('open, updatedAt desc, first page', 'open', q({ sortBy: 'updatedAt' }))
+  page('open, readStatus=unread + channelId, first page', 'open', q({ readStatus: 'unread', channelId: '' }))
+  page('open, unassignedOnly, first page', 'open', q({ unassignedOnly: true }))
+  page('mine, lastMessageAt desc, first page', 'mine', q({}))
   list('mine, status=OPEN, createdAt asc, unpinned', 'mine', q({ status: 'OPEN', sortBy: 'createdAt', sortOrder: 'asc' }), { pinned: false })
   const closedMid = await mid("c.status IN ('RESOLVED','CLOSED')", "COALESCE(c.closed_at, '-infinity'::timestamptz)", 'DESC')
   list('closed, closedAt desc (default), first page', 'closed', q({}), {})
@@ -119,25 +125,27 @@ async function main() {
   // label's rows (a rare label) or a walk of the list index that filters (a common one).
   const L0 = (await sql`SELECT md5('l0')::uuid::text AS id`)[0]!.id as string
   const L19 = (await sql`SELECT md5('l19')::uuid::text AS id`)[0]!.id as string
-  list('open, labelIds=<common label, 30%>, unpinned', 'open', q({ labelIds: L0 }), { pinned: false })
-  list('open, labelIds=<rare label, 1.5%>, unpinned', 'open', q({ labelIds: L19 }), { pinned: false })
-  list('open, labelIds=<two labels>, unpinned', 'open', q({ labelIds: `${L0},${L19}` }), { pinned: false })
-  list('open, sortBy=priority, first page: unpinned section', 'open', q({ sortBy: 'priority' }), { pinned: false })
+  page('open, labelIds=<common label, 30%>, first page', 'open', q({ labelIds: L0 }))
+  page('open, labelIds=<rare label, 1.5%>, first page', 'open', q({ labelIds: L19 }))
+  page('open, labelIds=<two labels>, first page', 'open', q({ labelIds: `${L0},${L19}` }))
+  page('open, sortBy=priority, first page', 'open', q({ sortBy: 'priority' }))
   const [prioMid] = await sql`
     SELECT priority_rank AS rank, last_message_at::text AS t, id::text AS id FROM conversations c
     WHERE workspace_id = ${WS} AND deleted_at IS NULL AND status = 'OPEN' AND NOT pinned
     ORDER BY priority_rank DESC, last_message_at DESC, id DESC OFFSET 40000 LIMIT 1`
-  list('open, sortBy=priority, cursor deep in the unpinned section', 'open', q({ sortBy: 'priority' }), {
+  page('open, sortBy=priority, cursor deep in the unpinned rows', 'open', q({ sortBy: 'priority' }), {
     pinned: false,
-    after: { rank: prioMid!.rank as number, t: prioMid!.t as string, id: prioMid!.id as string },
+    rank: prioMid!.rank as number,
+    t: prioMid!.t as string,
+    id: prioMid!.id as string,
   })
-  list('open, sortBy=priority + labelIds=<common>, unpinned', 'open', q({ sortBy: 'priority', labelIds: L0 }), { pinned: false })
-  list('status=pending, unpinned', 'open', q({ status: 'pending' }), { pinned: false })
-  list('status=snoozed, unpinned', 'open', q({ status: 'snoozed' }), { pinned: false })
-  list('status=active, unpinned', 'open', q({ status: 'active' }), { pinned: false })
-  list('open, assignee=me, unpinned', 'open', q({ assignee: 'me' }), { pinned: false })
-  list('open, assignee=none, unpinned', 'open', q({ assignee: 'none' }), { pinned: false })
-  list('open, priority=urgent,high, unpinned', 'open', q({ priority: 'urgent,high' }), { pinned: false })
+  page('open, sortBy=priority + labelIds=<common>, first page', 'open', q({ sortBy: 'priority', labelIds: L0 }))
+  page('status=pending, first page', 'open', q({ status: 'pending' }))
+  page('status=snoozed, first page', 'open', q({ status: 'snoozed' }))
+  page('status=active, first page', 'open', q({ status: 'active' }))
+  page('open, assignee=me, first page', 'open', q({ assignee: 'me' }))
+  page('open, assignee=none, first page', 'open', q({ assignee: 'none' }))
+  page('open, priority=urgent,high, first page', 'open', q({ priority: 'urgent,high' }))
   cases.push({ name: 'guest history (guest with 500 conversations), first page', query: guestHistoryQuery(sql, { kind: 'member', ...caller }, HEAVY_GUEST, undefined, 21) })
   // The second statement of every list page: the page's rows by id (one text, a generic plan).
   const pageIds = (await sql`
@@ -150,7 +158,8 @@ async function main() {
 
   // channelId filter: a real channel id.
   const fixChannel = cases.find((c) => c.name.includes('channelId'))!
-  fixChannel.query = sectionQuery(sql, resolveList('open', caller, q({ readStatus: 'unread', channelId: (await sql`SELECT md5('c2')::uuid::text AS id`)[0]!.id })), { pinned: false }, 21)
+  const channelList = resolveList('open', caller, q({ readStatus: 'unread', channelId: (await sql`SELECT md5('c2')::uuid::text AS id`)[0]!.id }))
+  fixChannel.query = sectionQuery(sql, channelList, pageSections(channelList)[0]!, 21)
 
   let out = `# EXPLAIN (ANALYZE, BUFFERS), ${N} conversations in one workspace (+${N / 4} in another)\n`
   let bad = 0
