@@ -222,9 +222,8 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
           : r.status
             ? sql`c.assigned_agent_id = ${r.caller.userId} AND c.status = ${sql.unsafe(`'${r.status}'`)}`
             : sql`c.assigned_agent_id = ${r.caller.userId}`
-  const pinned =
-    section.pinned === undefined || section.pinned === 'first' ? sql`` : section.pinned ? sql`AND c.pinned = true` : sql`AND c.pinned = false`
   const both = section.pinned === 'first'
+  const pinned = typeof section.pinned !== 'boolean' ? sql`` : section.pinned ? sql`AND c.pinned = true` : sql`AND c.pinned = false`
   const channel = r.channelId ? sql`AND c.channel_id = ${r.channelId}` : sql``
   const unassigned = r.unassignedOnly ? sql`AND c.assigned_agent_id IS NULL` : sql``
   const read = r.readStatus === 'read' ? sql`AND c.unread_count = 0` : r.readStatus === 'unread' ? sql`AND c.unread_count > 0` : sql``
@@ -233,16 +232,13 @@ export function sectionQuery(sql: Sql, r: Resolved, section: Section, limit: num
   const assignee = r.assignee === undefined ? sql`` : r.assignee === null ? sql`AND c.assigned_agent_id IS NULL` : sql`AND c.assigned_agent_id = ${r.assignee}`
   // The cursor's values are InitPlan values (`(SELECT $n)`): they only position the index scan, and
   // a planner that read them would plan every deep page anew (docs/lists.md, "Deep pages").
+  // The key's columns against the cursor's: (pinned,) (priority_rank,) t, id.
   const a = section.after
   const after = !a
     ? sql``
-    : both
-      ? byPriority(r)
-        ? sql`AND (c.pinned, c.priority_rank, ${t}, c.id) < ((SELECT ${a.pinned ?? false}::boolean), (SELECT ${a.rank ?? 0}::smallint), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
-        : sql`AND (c.pinned, ${t}, c.id) < ((SELECT ${a.pinned ?? false}::boolean), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
-      : byPriority(r)
-        ? sql`AND (c.priority_rank, ${t}, c.id) < ((SELECT ${a.rank ?? 0}::smallint), (SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
-        : sql`AND (${t}, c.id) ${cmp} ((SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
+    : sql`AND (${both ? sql`c.pinned, ` : sql``}${byPriority(r) ? sql`c.priority_rank, ` : sql``}${t}, c.id) ${cmp} (${
+        both ? sql`(SELECT ${a.pinned ?? false}::boolean), ` : sql``
+      }${byPriority(r) ? sql`(SELECT ${a.rank ?? 0}::smallint), ` : sql``}(SELECT ${a.t}::timestamptz), (SELECT ${a.id}::uuid))`
   const pinnedOrder = both ? sql`c.pinned DESC,` : sql``
   const order = byPriority(r) ? sql`${pinnedOrder} c.priority_rank DESC, ${t} DESC, c.id DESC` : sql`${pinnedOrder} ${t} ${dir}, c.id ${dir}`
   const sla =
