@@ -86,9 +86,10 @@ export interface Section {
   pinned?: boolean | 'first'
   /**
    * Rows strictly after this (t, id), or (rank, t, id) for sortBy=priority, in the list's direction;
-   * with pinned 'first', after (pinned, t, id) or (pinned, rank, t, id).
+   * with pinned 'first', after (pinned, t, id) or (pinned, rank, t, id). The cursor's key as it is:
+   * a section reads only the parts its comparison names.
    */
-  after?: { pinned?: boolean; rank?: number; t: string; id: string }
+  after?: At
 }
 
 export interface Resolved {
@@ -319,11 +320,10 @@ export type At = { pinned?: boolean; rank?: number; t: string; id: string }
  * the unpinned section for an ascending one.
  */
 export function pageSections(r: Resolved, at?: At): Section[] {
-  if (!pinnedFirst(r.kind)) return [{ after: at ? { rank: at.rank, t: at.t, id: at.id } : undefined }]
+  if (!pinnedFirst(r.kind)) return [{ after: at }]
   if (r.sortOrder === 'desc') return [{ pinned: 'first', after: at }]
-  const after = at ? { rank: at.rank, t: at.t, id: at.id } : undefined
   if (!at) return [{ pinned: true }, { pinned: false }]
-  return at.pinned ? [{ pinned: true, after }, { pinned: false }] : [{ pinned: false, after }]
+  return at.pinned ? [{ pinned: true, after: at }, { pinned: false }] : [{ pinned: false, after: at }]
 }
 
 /**
