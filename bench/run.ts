@@ -6,13 +6,13 @@
  *   npm run bench -- --conversations 1000000
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { cpus } from 'node:os'
+import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildApi, prepareDatabase, startApi } from './lib/api.js'
 import type { AreaScenario, BenchRun, PreparedArea } from './lib/area.js'
 import { cleanup, installSignalHandlers, interrupted } from './lib/cleanup.js'
-import { withDatabase, BENCH_DB_PATTERN } from './lib/db.js'
+import { serverSettings, withDatabase, BENCH_DB_PATTERN } from './lib/db.js'
 import { measure, type Measurement } from './lib/load.js'
 import { RESULTS_DIR as RESULTS } from './lib/paths.js'
 import { fmtDuration, fmtInt, step } from './lib/progress.js'
@@ -102,6 +102,14 @@ async function main() {
   if (opts.build) buildApi()
   // 2. The dedicated database: created, migrated, seeded; dropped at the end unless kept.
   const { sql, meta, timings } = await prepareDatabase(opts, dbName, dbUrl)
+  // The server's memory settings decide what a distinct search costs at 1M (docs/deployment.md,
+  // "PostgreSQL settings"): recorded with the run, and said when under the recommendation.
+  const server = await serverSettings(sql)
+  const memoryMiB = totalmem() / 1048576
+  const serverLine =
+    `PostgreSQL ${server.version}, shared_buffers ${fmtInt(server.sharedBuffersMiB)} MiB of ${fmtInt(memoryMiB)} MiB memory` +
+    (server.sharedBuffersMiB < memoryMiB / 4 ? ' (under the 25% docs/deployment.md recommends)' : '')
+  step(serverLine)
   // 3. The API, production build, as a child process on the bench database.
   const run = await startApi(opts, dbName, dbUrl, sql, meta, stamp)
   // 4. Each area prepares its scenarios (setup requests, cursors, SQL checks), then all are measured.
@@ -140,6 +148,7 @@ async function main() {
       `${meta.seed.workspaces.length} workspaces (largest ${fmtInt(largest.size)}, small ${fmtInt(small.size)})`,
     `${opts.connections} connections, pipelining 1, ${opts.warmup} s warmup + ${opts.duration} s per scenario; ` +
       `seeding ${timings.seed !== undefined ? fmtDuration(timings.seed) : 'reused'}; total ${fmtDuration(totalSecs)}`,
+    serverLine,
     ...prepared.flatMap((p) => p.summary ?? []),
   ].join('\n')
   console.log('\n' + [header, '', scenarioTable(results), '', targetTable(targets)].join('\n') + '\n')
@@ -147,7 +156,8 @@ async function main() {
   const file = join(RESULTS, `bench-${stamp}-${meta.seed.conversations}.json`)
   const report = {
     startedAt: new Date(runStarted).toISOString(),
-    machine: { cpus: cpus().length, node: process.version },
+    machine: { cpus: cpus().length, memoryMiB: Math.round(memoryMiB), node: process.version },
+    postgres: server,
     options: { ...opts, scenarios: [...opts.scenarios] },
     database: dbName,
     data: {

@@ -83,3 +83,25 @@ export async function dropSecondaryObjects(sql: Pool, tables: string[]): Promise
   for (const ix of indexes) await sql.unsafe(`DROP INDEX "${ix.name}"`)
   return { indexes: [...indexes], foreignKeys: [...foreignKeys] }
 }
+
+/** The PostgreSQL server's settings a run's numbers depend on (docs/deployment.md, "PostgreSQL settings"). */
+export interface ServerSettings {
+  version: string
+  sharedBuffersMiB: number
+  effectiveCacheSizeMiB: number
+  workMemMiB: number
+  maxConnections: number
+}
+
+export async function serverSettings(sql: Pool): Promise<ServerSettings> {
+  const mib = (name: string) => sql`SELECT pg_size_bytes(current_setting(${name}))::float8 / 1048576 AS v`.then(([r]) => Number(r!.v))
+  const [{ version, max }] = await sql<{ version: string; max: number }[]>`
+    SELECT current_setting('server_version') AS version, current_setting('max_connections')::int AS max`
+  return {
+    version: version!,
+    sharedBuffersMiB: await mib('shared_buffers'),
+    effectiveCacheSizeMiB: await mib('effective_cache_size'),
+    workMemMiB: await mib('work_mem'),
+    maxConnections: max!,
+  }
+}

@@ -153,12 +153,19 @@ export async function prewarm(sql: Pool): Promise<string> {
     // Created only when missing: a standby refuses even CREATE EXTENSION IF NOT EXISTS (bench/replica-cost.ts prewarms one).
     const [{ has }] = await sql<{ has: boolean }[]>`SELECT exists(SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm') AS has`
     if (!has) await sql`CREATE EXTENSION pg_prewarm`
-    const [{ blocks }] = await sql<{ blocks: number }[]>`
-      SELECT coalesce(sum(pg_prewarm(c.oid, 'read')), 0)::int AS blocks FROM pg_class c
+    const relations = sql`
+      SELECT c.oid FROM pg_class c
       WHERE c.relname IN ('search_chunks', 'search_chunks_doc_idx', 'search_chunks_recent_idx', 'search_chunks_conversation_id_seq_pk',
                           'messages', 'messages_conversation_idx', 'conversations', 'conversations_pkey', 'guests', 'guests_pkey')
          OR c.oid IN (SELECT reltoastrelid FROM pg_class WHERE relname IN ('search_chunks', 'messages'))`
-    return `prewarmed ${fmtInt(Math.round((blocks * 8) / 1024))} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s`
+    // Into shared_buffers when they hold the relations with room to spare (a server that has been
+    // serving searches for a while has them there), else into the OS cache only ('read').
+    const [{ fits }] = await sql<{ fits: boolean }[]>`
+      SELECT sum(pg_relation_size(oid)) < 0.8 * pg_size_bytes(current_setting('shared_buffers')) AS fits FROM (${relations}) r`
+    const mode = fits ? 'buffer' : 'read'
+    const [{ blocks }] = await sql<{ blocks: number }[]>`
+      SELECT coalesce(sum(pg_prewarm(r.oid, ${mode})), 0)::int AS blocks FROM (${relations}) r`
+    return `prewarmed ${fmtInt(Math.round((blocks * 8) / 1024))} MiB into ${fits ? 'shared_buffers' : 'the OS cache'} in ${((performance.now() - t0) / 1000).toFixed(1)} s`
   } catch (err) {
     return `not prewarmed (${(err as Error).message})`
   }
