@@ -107,7 +107,7 @@ async function main() {
   const server = await serverSettings(sql)
   const memoryMiB = totalmem() / 1048576
   const serverLine =
-    `PostgreSQL ${server.version}, shared_buffers ${fmtInt(server.sharedBuffersMiB)} MiB of ${fmtInt(memoryMiB)} MiB memory` +
+    `PostgreSQL ${server.version}, shared_buffers ${fmtInt(server.sharedBuffersMiB)} MiB (this machine: ${fmtInt(memoryMiB)} MiB of memory)` +
     (server.sharedBuffersMiB < memoryMiB / 4 ? ' (under the 25% docs/deployment.md recommends)' : '')
   step(serverLine)
   // 3. The API, production build, as a child process on the bench database.

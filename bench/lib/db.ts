@@ -94,14 +94,11 @@ export interface ServerSettings {
 }
 
 export async function serverSettings(sql: Pool): Promise<ServerSettings> {
-  const mib = (name: string) => sql`SELECT pg_size_bytes(current_setting(${name}))::float8 / 1048576 AS v`.then(([r]) => Number(r!.v))
-  const [{ version, max }] = await sql<{ version: string; max: number }[]>`
-    SELECT current_setting('server_version') AS version, current_setting('max_connections')::int AS max`
-  return {
-    version: version!,
-    sharedBuffersMiB: await mib('shared_buffers'),
-    effectiveCacheSizeMiB: await mib('effective_cache_size'),
-    workMemMiB: await mib('work_mem'),
-    maxConnections: max!,
-  }
+  const [row] = await sql<ServerSettings[]>`
+    SELECT current_setting('server_version') AS version,
+           pg_size_bytes(current_setting('shared_buffers'))::float8 / 1048576 AS "sharedBuffersMiB",
+           pg_size_bytes(current_setting('effective_cache_size'))::float8 / 1048576 AS "effectiveCacheSizeMiB",
+           pg_size_bytes(current_setting('work_mem'))::float8 / 1048576 AS "workMemMiB",
+           current_setting('max_connections')::int AS "maxConnections"`
+  return row!
 }
