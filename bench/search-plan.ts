@@ -10,7 +10,11 @@
  *   node --import tsx bench/search-plan.ts <parley_bench_db> plans [small] [words=2000]
  *   node --import tsx bench/search-plan.ts <parley_bench_db> statements:<word> [small] [runs=200]
  *   node --import tsx bench/search-plan.ts <parley_bench_db> varied-pass [small] [words=2000]
+ *   node --import tsx bench/search-plan.ts <parley_bench_db> breakdown [small] [words=2000]
  *
+ * `breakdown` needs pg_stat_statements (shared_preload_libraries, pg_stat_statements.track_planning
+ * = on, CREATE EXTENSION in the bench database): the varied words once untimed, then once more with
+ * the statistics reset, and each statement's planning and execution time per search.
  * `small` searches the small (10,000-conversation) workspace instead of the largest.
  */
 import postgres from 'postgres'
@@ -79,7 +83,7 @@ if (word === 'plans') {
   const words = buildVocabulary().words.slice(20, 20 + Number(runsArg ?? 2000))
   const [{ chunks }] = await sql<{ chunks: number }[]>`SELECT count(*)::int AS chunks FROM search_chunks WHERE workspace_id = ${workspaceId}`
   const bands = [0, 200, 400, 800, 1200, 1600, 2500, 5000, 10000, Infinity]
-  const plans = ['list', 'recent', 'walk'] as const
+  const plans = ['list', 'period', 'walk'] as const
   const acc = new Map<number, { words: number; cpu: Record<string, number>; chosen: Record<string, number> }>()
   for (const w of words) {
     const [{ n }] = await sql<{ n: number }[]>`
@@ -92,7 +96,7 @@ if (word === 'plans') {
     a.chosen[chosen] = (a.chosen[chosen] ?? 0) + 1
     let reference: string | null = null
     for (const plan of plans) {
-      const window = () => readCandidates(sql, sql, workspaceId, w, null, { plan, share: n / chunks })
+      const window = () => readCandidates(sql, sql, workspaceId, w, null, { plan })
       const same = JSON.stringify(await window())
       if (reference === null) reference = same
       else if (same !== reference) console.log(`!! ${w}: ${plan} differs from list`)
@@ -121,6 +125,24 @@ if (word === 'varied-pass') {
   for (const w of words) await searchConversations(ctx, { q: w, limit: 20 })
   const [{ sb }] = await sql<{ sb: string }[]>`SELECT current_setting('shared_buffers') AS sb`
   console.log(`shared_buffers ${sb}: ${words.length} words, whole search mean ${((performance.now() - t0) / words.length).toFixed(2)} ms; PostgreSQL backend CPU ${(((ticks() - c0) * 10) / words.length).toFixed(2)} ms per search`)
+  await sql.end()
+  process.exit(0)
+}
+if (word === 'breakdown') {
+  const words = buildVocabulary().words.slice(20, 20 + runs)
+  for (const w of words) await searchConversations(ctx, { q: w, limit: 20 })
+  await sql`SELECT pg_stat_statements_reset()`
+  const t0 = performance.now()
+  for (const w of words) await searchConversations(ctx, { q: w, limit: 20 })
+  const wall = (performance.now() - t0) / words.length
+  const rows = await sql<{ calls: number; plan: number; exec: number; hits: number; query: string }[]>`
+    SELECT calls::int, total_plan_time AS plan, total_exec_time AS exec, shared_blks_hit::float8 AS hits, query
+    FROM pg_stat_statements
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'
+    ORDER BY total_plan_time + total_exec_time DESC LIMIT 10`
+  console.log(`${words.length} words, whole search ${wall.toFixed(2)} ms each (one client, warm); per search:`)
+  for (const r of rows)
+    console.log(`${(r.plan / words.length).toFixed(3)} ms planning  ${(r.exec / words.length).toFixed(3)} ms executing  ${r.calls} calls  ${Math.round(r.hits / Math.max(1, r.calls))} buffers/call  ${r.query.replace(/\s+/g, ' ').slice(0, 90)}`)
   await sql.end()
   process.exit(0)
 }

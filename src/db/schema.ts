@@ -328,7 +328,9 @@ export const messages = pgTable(
  * `search_chunks_add` on messages (migrations, custom SQL). `doc` holds the chunk's distinct
  * lexemes without positions, each tagged with its workspace (`search_tag(workspace_id) || ':'
  * || lexeme`) plus the bare tag, so one plain GIN index answers "this word in this workspace"
- * from one posting list. A chunk is a candidate only: messages.search decides the match, the
+ * from one posting list; and the same lexemes (and tag) tagged with the workspace and the 30-day
+ * period of `last_message_at` (`c70ac61b/692:refund`), so it also answers "this word in this
+ * workspace in this period". A chunk is a candidate only: messages.search decides the match, the
  * rank and the excerpt (docs/search.md).
  */
 export const searchChunks = pgTable(
@@ -344,7 +346,7 @@ export const searchChunks = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.conversationId, t.seq] }),
-    // serves: GET /conversations/search, candidates for a rare word (one tagged posting list)
+    // serves: GET /conversations/search, candidates from a tagged posting list (a period's, or all of a word's)
     index('search_chunks_doc_idx').using('gin', t.doc),
     // serves: GET /conversations/search, newest-first walk for a common word (stops after a window)
     index('search_chunks_recent_idx').on(t.workspaceId, t.lastMessageAt, t.conversationId, t.seq),

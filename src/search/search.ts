@@ -308,35 +308,49 @@ interface Candidate {
  * each so that its plan is the only sensible one). Unprepared on purpose: PostgreSQL plans an
  * unnamed statement with the bound values and folds search_query(ws, q) (immutable) to a
  * constant, the GIN index's search key; planning this one-table statement costs a fraction of a
- * millisecond. The recent plan answers only when its time range holds a whole window; else the
- * posting list does (same rows, same order).
+ * millisecond.
  */
 function candidateWindow(s: SearchArgs, window: WindowStart | null): Promise<Candidate[]> {
   return readCandidates(s.pool, s.sql, s.ws, s.q, window)
 }
 
-/** candidateWindow's rows (bench/search-plan.ts forces each plan on the same words). */
+/**
+ * candidateWindow's rows (bench/search-plan.ts forces each plan on the same words). The period
+ * plan reads the posting lists of the window's period and the one before (newest first, each
+ * conversation at its newest matching chunk, as the walk), and when those hold fewer than a window,
+ * the posting list of everything older: the same rows in the same order as the walk or the list.
+ */
 export async function readCandidates(
   pool: Pool,
   run: Sql,
   ws: string,
   q: string,
   window: WindowStart | null,
-  force?: { plan: CandidatePlan; share: number },
+  force?: { plan: CandidatePlan },
 ): Promise<Candidate[]> {
-  const query = await candidateQuery(pool, ws, q, window, run, force)
-  const rows = await run.unsafe<Candidate[]>(query.text, query.values, { prepare: false })
-  if (query.plan !== 'recent' || !query.bounded || rows.length === SEARCH_WINDOW) return rows
-  const list = candidateStatement(ws, q, window, 'list')
-  return run.unsafe<Candidate[]>(list.text, list.values, { prepare: false })
+  const plan = force?.plan ?? choosePlan(await chunkStats(pool, run), ws, q).plan
+  if (plan !== 'period') {
+    const st = candidateStatement(ws, q, window, plan)
+    return run.unsafe<Candidate[]>(st.text, st.values, { prepare: false })
+  }
+  // The periods are counted back from the window's start, or from now on the first page (a
+  // chunk in a later period than now's is read by the first statement's own branch).
+  const from = window?.at ?? new Date().toISOString()
+  const rows: Candidate[] = []
+  for (let back = 0; back < PERIODS_READ; back++) {
+    const st = candidateStatement(ws, q, window, 'period', { from, back, limit: SEARCH_WINDOW - rows.length })
+    rows.push(...(await run.unsafe<Candidate[]>(st.text, st.values, { prepare: false })))
+    if (rows.length === SEARCH_WINDOW) return rows
+  }
+  const rest = candidateStatement(ws, q, window, 'list', { from, back: PERIODS_READ - 1, limit: SEARCH_WINDOW - rows.length })
+  rows.push(...(await run.unsafe<Candidate[]>(rest.text, rest.values, { prepare: false })))
+  return rows
 }
 
 /**
- * The candidate statement as search runs it first and the plan it follows (bench/scenarios/search.ts
- * and bench/search-plan.ts EXPLAIN it). For the recent plan this reads the time bound first (an
- * index-only OFFSET on search_chunks_recent_idx); `bounded` is false when the workspace holds
- * fewer older chunks than the offset (then the statement covers all of them and is complete).
- * `force` sets the plan and the share (bench/search-plan.ts compares the plans on the same words).
+ * The first candidate statement search runs and the plan it follows (bench/scenarios/search.ts
+ * and bench/search-plan.ts EXPLAIN it). `force` sets the plan (bench/search-plan.ts compares the
+ * plans on the same words).
  */
 export async function candidateQuery(
   sql: Pool,
@@ -344,19 +358,11 @@ export async function candidateQuery(
   q: string,
   window: WindowStart | null,
   run: Sql = sql,
-  force?: { plan: CandidatePlan; share: number },
+  force?: { plan: CandidatePlan },
 ) {
-  const chosen = force ?? choosePlan(await chunkStats(sql, run), ws, q)
-  if (chosen.plan !== 'recent') return { ...candidateStatement(ws, q, window, chosen.plan), plan: chosen.plan, bounded: false }
-  const offset = Math.ceil((RECENT_MATCHES * SEARCH_WINDOW) / chosen.share)
-  const older = window ? run`AND (b.last_message_at, b.conversation_id, b.seq) < (${window.at}::timestamptz, ${window.id}::uuid, ${window.seq}::int)` : run``
-  // Index-only (every column is in search_chunks_recent_idx): `offset` entries, no heap, no doc.
-  const [bound] = await run<{ at: string }[]>`
-    SELECT b.last_message_at AS at FROM search_chunks b
-    WHERE b.workspace_id = ${ws} ${older}
-    ORDER BY b.last_message_at DESC, b.conversation_id DESC, b.seq DESC
-    OFFSET ${offset} LIMIT 1`
-  return { ...candidateStatement(ws, q, window, 'recent', bound?.at ?? null), plan: chosen.plan, bounded: Boolean(bound) }
+  const { plan } = force ?? choosePlan(await chunkStats(sql, run), ws, q)
+  const from = window?.at ?? new Date().toISOString()
+  return { ...candidateStatement(ws, q, window, plan, plan === 'period' ? { from, back: 0, limit: SEARCH_WINDOW } : undefined), plan }
 }
 
 /**
@@ -415,42 +421,40 @@ export function resetSearchStats(sql: Pool): void {
 const searchTag = (ws: string): string => createHash('md5').update(ws.toLowerCase()).digest('hex').slice(0, 8)
 
 /** How a candidate window is read (candidateStatement). */
-export type CandidatePlan = 'walk' | 'recent' | 'list'
+export type CandidatePlan = 'walk' | 'period' | 'list'
 
 /**
- * The recent plan's time range is chosen to hold RECENT_MATCHES windows of matches at the word's
- * estimated share, so that one under-estimated by up to that factor still fills a window there.
+ * The period plan reads this many 30-day periods' posting lists (the window's and the one
+ * before) before the rest of the word's posting list: a word in 0.2% of the chunks fills a window
+ * from them in a workspace that adds 25,000 chunks a period (docs/search.md, "Periods").
  */
-const RECENT_MATCHES = 2
+const PERIODS_READ = 2
+/** search_period() of the migration (issue 31), in seconds. */
+const PERIOD_SECONDS = 2_592_000
 /**
- * Where the plans cross, as multiples of SEARCH_WINDOW × the workspace's chunks that matches²
- * must exceed: the walk reads SEARCH_WINDOW / share chunks, the recent plan about
- * 2 × RECENT_MATCHES × SEARCH_WINDOW / share index entries plus the word's posting list, the
- * posting list one heap row per match. Measured per word at 55,001 chunks (docs/search.md): the
- * posting list is cheapest below ~1,000 matches, the recent plan from there to ~1,700, the walk above.
+ * Where the walk takes over, as a multiple of SEARCH_WINDOW × the workspace's chunks that
+ * matches² must exceed: the walk reads SEARCH_WINDOW / share chunks, a posting list one heap row
+ * per match.
  */
 const WALK_FACTOR = 1
-const RECENT_FACTOR = 0.4
 
 export function choosePlan(stats: ChunkStats, ws: string, q: string): { plan: CandidatePlan; share: number } {
-  if (stats.total <= 0) return { plan: 'list', share: 0 }
-  const tag = searchTag(ws)
   // Words roughly as websearch_to_tsquery reads them: "-word" excluded, "or" joins (take the
   // most frequent side), otherwise all words must match (take the least frequent).
   const tokens = q.toLowerCase().split(/\s+/).filter(Boolean)
   const or = tokens.includes('or')
-  const shares = tokens
-    .filter((t) => !t.startsWith('-') && t !== 'or')
-    .flatMap((t) => t.split(/[^\p{L}\p{N}]+/u).filter(Boolean))
-    .map((w) => stats.elems.get(`${tag}:${w}`) ?? 0)
-  if (shares.length === 0) return { plan: 'list', share: 0 }
+  const words = tokens.filter((t) => !t.startsWith('-') && t !== 'or').flatMap((t) => t.split(/[^\p{L}\p{N}]+/u).filter(Boolean))
+  // Only negations: every chunk of the workspace is a candidate, so the walk's first 50 are its window.
+  if (words.length === 0) return { plan: 'walk', share: 1 }
+  if (stats.total <= 0) return { plan: 'period', share: 0 }
+  const tag = searchTag(ws)
+  const shares = words.map((w) => stats.elems.get(`${tag}:${w}`) ?? 0)
   const listed = stats.workspaces.get(ws.toLowerCase())
   const wsShare = listed ?? (stats.workspaces.size ? Math.min(...stats.workspaces.values()) : 1)
   const matches = (or ? Math.max(...shares) : Math.min(...shares)) * stats.total
   const chunks = wsShare * stats.total
   const share = Math.min(1, matches / chunks)
-  if (matches * matches > SEARCH_WINDOW * WALK_FACTOR * chunks) return { plan: 'walk', share }
-  return { plan: matches * matches > SEARCH_WINDOW * RECENT_FACTOR * chunks ? 'recent' : 'list', share }
+  return { plan: matches * matches > SEARCH_WINDOW * WALK_FACTOR * chunks ? 'walk' : 'period', share }
 }
 
 /**
@@ -470,17 +474,21 @@ export const SEARCH_SESSION: Record<string, string> = { max_parallel_workers_per
  *   `coalesce(doc, '')` (doc is never null) so that the GIN index cannot serve it: the planner
  *   multiplies the tagged word's share by the workspace's as if they were independent and would
  *   otherwise take a common word for a rare one and read all its matches (docs/search.md);
- * - posting list: every matching chunk of the workspace from the GIN index, each conversation's
- *   newest (DISTINCT ON), then the window. Written so that no index order serves the final ORDER
- *   BY ... LIMIT: otherwise the planner, misjudging a rare word's share, may walk the whole
- *   workspace newest-first looking for 50 hits that do not exist (444 ms at 1M conversations).
+ * - period: the walk's rows inside one 30-day period (`back` periods before the one holding
+ *   `from`), from that period's posting list (search_query_in); with `back` 0 and no window, also
+ *   any chunk of a later period than `from`'s (a clock ahead of this one), by the recent index;
+ * - list: every matching chunk of the workspace from the GIN index, each conversation's newest
+ *   (DISTINCT ON), then the window. Written so that no index order serves the final ORDER BY ...
+ *   LIMIT: otherwise the planner, misjudging a rare word's share, may walk the whole workspace
+ *   newest-first looking for 50 hits that do not exist (444 ms at 1M conversations). With
+ *   `period`, only what is older than the periods the period plan read.
  */
 export function candidateStatement(
   ws: string,
   q: string,
   window: WindowStart | null,
   plan: CandidatePlan = 'list',
-  since: string | null = null,
+  period?: { from: string; back: number; limit: number },
 ): { text: string; values: (string | number)[] } {
   const values: (string | number)[] = []
   const bind = (v: string | number): string => {
@@ -488,10 +496,15 @@ export function candidateStatement(
     return `$${values.length}`
   }
   const WS = bind(ws)
-  const tq = `search_query(${WS}, ${bind(q)})`
+  const Q = bind(q)
+  const tq = `search_query(${WS}, ${Q})`
   const older = (at: string, id: string, seq: string) =>
     window ? `AND (${at}, ${id}, ${seq}) < (${bind(window.at)}::timestamptz, ${bind(window.id)}::uuid, ${bind(window.seq)}::int)` : ''
-  // Each conversation once, at its newest matching chunk (the walk's and the recent plan's anti-join).
+  const limit = bind(period?.limit ?? SEARCH_WINDOW)
+  // The period `back` periods before `from`'s, and where a period starts (immutable: folded to constants).
+  const periodOf = (back: number) => `search_period(${bind(period!.from)}::timestamptz) - ${bind(back)}`
+  const periodStart = (back: number) => `to_timestamp((${periodOf(back)})::float8 * ${PERIOD_SECONDS})`
+  // Each conversation once, at its newest matching chunk (the walk's and the period plan's anti-join).
   const newest = `NOT EXISTS (SELECT 1 FROM search_chunks n
                       WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq})`
   if (plan === 'list')
@@ -502,23 +515,49 @@ export function candidateStatement(
           FROM search_chunks ch
           WHERE ch.workspace_id = ${WS} AND ch.doc @@ ${tq}
           ORDER BY ch.conversation_id, ch.seq DESC) newest
-    WHERE true ${older('newest.at', 'newest.id', 'newest.seq')}
+    WHERE true ${older('newest.at', 'newest.id', 'newest.seq')} ${period ? `AND newest.at < ${periodStart(period.back)}` : ''}
     ORDER BY newest.at DESC, newest.id DESC, newest.seq DESC
-    LIMIT ${SEARCH_WINDOW}`,
+    LIMIT ${limit}`,
       values,
     }
-  // walk: `coalesce(doc, '')` keeps the GIN index out; recent: `doc @@` (the posting list) and the
-  // time range (search_chunks_recent_idx) are both index conditions, ANDed as bitmaps.
-  const match = plan === 'walk' ? `coalesce(ch.doc, '') @@ ${tq}` : `ch.doc @@ ${tq}`
-  const range = plan === 'recent' && since !== null ? `AND ch.last_message_at >= ${bind(since)}::timestamptz` : ''
+  const order = 'ORDER BY ch.last_message_at DESC, ch.conversation_id DESC, ch.seq DESC'
+  if (plan === 'period') {
+    // The period's posting list first, whole (MATERIALIZED: the LIMIT below must not turn it into
+    // a walk of the recent index, which the planner picks for a word it thinks common and which
+    // reads the whole workspace for a rare one), then newest first, each row checked for a newer
+    // matching chunk of its conversation (the walk's anti-join, as a LATERAL probe so that it runs
+    // only until the window is full instead of as a hash of the word's whole posting list).
+    const cols = 'ch.conversation_id, ch.last_message_at, ch.seq'
+    const later =
+      period!.back === 0 && !window
+        ? `UNION ALL SELECT ${cols} FROM search_chunks ch
+           WHERE ch.workspace_id = ${WS} AND ch.last_message_at >= ${periodStart(-1)} AND ch.doc @@ ${tq}`
+        : ''
+    return {
+      text: `
+    WITH ch AS MATERIALIZED (
+      SELECT ${cols} FROM search_chunks ch
+      WHERE ch.workspace_id = ${WS} AND ch.doc @@ search_query_in(${WS}, ${Q}, ${periodOf(period!.back)})
+        ${older('ch.last_message_at', 'ch.conversation_id', 'ch.seq')}
+      ${later})
+    SELECT ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
+    FROM (SELECT * FROM ch ${order}) ch
+    LEFT JOIN LATERAL (SELECT 1 AS found FROM search_chunks n
+                       WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq} LIMIT 1) newer ON true
+    WHERE newer.found IS NULL
+    ${order}
+    LIMIT ${limit}`,
+      values,
+    }
+  }
   return {
     text: `
     SELECT ch.conversation_id AS id, ch.last_message_at AS at, ch.seq
     FROM search_chunks ch
-    WHERE ch.workspace_id = ${WS} AND ${match} ${range} ${older('ch.last_message_at', 'ch.conversation_id', 'ch.seq')}
+    WHERE ch.workspace_id = ${WS} AND coalesce(ch.doc, '') @@ ${tq} ${older('ch.last_message_at', 'ch.conversation_id', 'ch.seq')}
       AND ${newest}
-    ORDER BY ch.last_message_at DESC, ch.conversation_id DESC, ch.seq DESC
-    LIMIT ${SEARCH_WINDOW}`,
+    ${order}
+    LIMIT ${limit}`,
     values,
   }
 }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { build, seedGuest, seedWorkspace } from '../helper.js'
-import { candidateQuery, resetSearchStats, SEARCH_WINDOW, searchesInFlight } from '../../src/search/search.js'
+import { candidateQuery, readCandidates, resetSearchStats, SEARCH_WINDOW, searchesInFlight } from '../../src/search/search.js'
 import { seedConversation, seedManyMessages, seedMessages } from './seed.js'
 
 type Item = { id: string; match: string; guest: { name: string } }
@@ -268,11 +268,11 @@ t.test('search: newest-first windows of candidates, each ranked; pages cross win
   // Statistics make the word frequent in this workspace: search walks newest-first instead of
   // reading the posting list; the pages do not change.
   resetSearchStats(app.deps.searchSql)
-  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).plan, 'list', 'no statistics: posting list')
+  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).plan, 'period', 'no statistics: the period plan')
   await app.deps.sql`ANALYZE search_chunks`
   resetSearchStats(app.deps.searchSql)
   t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'hello', null)).plan, 'walk', 'after ANALYZE: the walk')
-  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'number7', null)).plan, 'list', 'a rare word: posting list')
+  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'number7', null)).plan, 'period', 'a rare word: the period plan')
   t.same((await all('hello', 7)).map((i) => i.id), ids, 'same pages on the walk')
   t.same((await all('hello', 100)).map((i) => i.id), ids)
 
@@ -284,39 +284,81 @@ t.test('search: newest-first windows of candidates, each ranked; pages cross win
   t.equal((await all('-zanzibar', 100)).length, n, 'an all-negative query matches every message without the word')
 })
 
-t.test('search: words at the crossover read the posting list ANDed with a recent time range; same pages as the posting list', async (t) => {
+t.test('search: the period plan reads recent periods first; every window the same as the posting list and the walk', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
   const g = await seedGuest(app, ws, 'Guest', 'guest@example.test')
-  // 1,000 one-chunk conversations, two at each time (ties at every bound and window edge), oldest
-  // first. `spread` is in every 6th (167 matches: the recent plan, its range holds ~100 of them),
-  // `oldish` in 167 of the 400 oldest only (the same share, but none in the recent range: the
-  // posting list must answer), `pair` in the even ones among the 320 newest (160: the range holds
-  // all of them, ranked differently from their age).
-  const n = 1000
+  // 600 one-chunk conversations over the last ~200 days (a new one every 8 hours, two at each
+  // time: ties at every window edge), so they fall in 7-8 periods of 30 days. `spread` is in every
+  // 6th (100), `oldish` only in the 300 oldest (none in the two newest periods: the rest of the
+  // posting list must answer), `pair` in the even ones among the 60 newest (30: fewer than a window,
+  // so the first page takes periods and the rest), `tail` in one conversation 90 days ago.
+  const n = 600
   await app.deps.sql`
     WITH c AS (
       INSERT INTO conversations (id, workspace_id, channel_id, guest_id, status, last_message_at)
       SELECT gen_random_uuid(), ${ws.workspaceId}, ${ws.channelId}, ${g.guestId}, 'OPEN',
-             timestamptz '2026-01-01 00:00:00+00' + make_interval(secs => i / 2)
+             now() - interval '200 days' + make_interval(hours => (i / 2) * 16)
       FROM generate_series(0, ${n - 1}) AS i
       RETURNING id, workspace_id, guest_id, last_message_at)
     INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
     SELECT gen_random_uuid(), c.workspace_id, c.id, 'GUEST', c.guest_id::text, 'Gina Guest',
            concat_ws(' ', 'text',
                      CASE WHEN i % 6 = 0 THEN repeat('spread ', (i % 3 + 1)::int) END,
-                     CASE WHEN i < 400 AND i % 12 < 5 THEN repeat('oldish ', (i % 4 + 1)::int) END,
-                     CASE WHEN i >= ${n - 320} AND i % 2 = 0 THEN repeat('pair ', (i % 5 + 1)::int) END),
+                     CASE WHEN i < 300 AND i % 3 = 0 THEN repeat('oldish ', (i % 4 + 1)::int) END,
+                     CASE WHEN i >= ${n - 60} AND i % 2 = 0 THEN repeat('pair ', (i % 5 + 1)::int) END,
+                     CASE WHEN i = 330 THEN 'tail' END),
            c.last_message_at
     FROM (SELECT *, row_number() OVER (ORDER BY last_message_at, id) - 1 AS i FROM c) c`
-  // A long conversation saying `spread` in its old chunk and its newest: found once, at its newest.
+  // A long conversation saying `spread` in an old chunk and in its newest: found once, at its newest.
   const long = await seedConversation(app, ws, g)
   await seedMessages(app, long, [{ body: 'spread early' }])
   await seedManyMessages(app, long, 40)
   await seedMessages(app, long, [{ body: 'spread late' }])
+  // A chunk that moves to a later period: its first message 150 days ago says `moved`, the next
+  // one (same chunk) is new, so the chunk now belongs to this period and must be found there.
+  const moved = await seedConversation(app, ws, g)
+  await app.deps.sql`
+    INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
+    VALUES (gen_random_uuid(), ${ws.workspaceId}, ${moved}, 'GUEST', ${g.guestId}, 'Gina Guest', 'moved spread', now() - interval '150 days')`
+  await seedMessages(app, moved, [{ body: 'a later word' }])
+  // A message from a clock 70 days ahead (a later period than now's): still first.
+  const ahead = await seedConversation(app, ws, g)
+  await app.deps.sql`
+    INSERT INTO messages (id, workspace_id, conversation_id, sender_type, sender_id, sender_name, body, created_at)
+    VALUES (gen_random_uuid(), ${ws.workspaceId}, ${ahead}, 'GUEST', ${g.guestId}, 'Gina Guest', 'spread pair ahead', now() + interval '70 days')`
   const deleted = await seedConversation(app, ws, g, { deleted: true })
   await seedMessages(app, deleted, [{ body: 'spread pair in a deleted one' }])
 
+  const [moves] = await app.deps.sql<{ seq: number; fresh: boolean; found: boolean }[]>`
+    SELECT seq, last_message_at > now() - interval '1 hour' AS fresh,
+           doc @@ search_query_in(workspace_id, 'moved', search_period(last_message_at)) AS found
+    FROM search_chunks WHERE conversation_id = ${moved}`
+  t.same(moves, { seq: 0, fresh: true, found: true }, 'the chunk that took a new message is tagged with its new period')
+
+  // Every window of each word, by each plan forced, walked back to the end: identical rows.
+  const windows = async (w: string, plan: 'list' | 'period' | 'walk') => {
+    const out: { id: string; at: string; seq: number }[][] = []
+    let window: { id: string; at: string; seq: number } | null = null
+    for (;;) {
+      const rows = await readCandidates(app.deps.searchSql, app.deps.searchSql, ws.workspaceId, w, window, { plan })
+      if (rows.length === 0) return out
+      out.push(rows)
+      window = rows[rows.length - 1]!
+    }
+  }
+  for (const w of ['text', 'spread', 'oldish', 'pair', 'tail', 'moved', 'spread -pair', 'pair or oldish', '-spread']) {
+    const list = await windows(w, 'list')
+    t.ok(list.length > 0, `${w}: has candidates`)
+    t.same(await windows(w, 'period'), list, `${w}: the period plan's windows are the posting list's`)
+    t.same(await windows(w, 'walk'), list, `${w}: and the walk's`)
+  }
+  const spread = (await windows('spread', 'period')).flat().map((r) => r.id)
+  t.equal(spread[0], ahead, 'the chunk of a later period comes first')
+  t.ok(spread.includes(moved), 'the moved chunk is found')
+  t.equal(spread.filter((id) => id === long).length, 1, 'the long conversation once')
+
+  // By HTTP (the plan search chooses: period without statistics), every live match once.
   const all = async (q: string, limit: number) => {
     const seen: string[] = []
     let cursor: string | null = null
@@ -331,40 +373,20 @@ t.test('search: words at the crossover read the posting list ANDed with a recent
     }
     return seen
   }
-  const words = ['spread', 'oldish', 'pair']
   const matching = async (w: string) =>
     (
       await app.deps.sql<{ id: string }[]>`
         SELECT DISTINCT m.conversation_id AS id FROM messages m JOIN conversations c ON c.id = m.conversation_id
         WHERE c.workspace_id = ${ws.workspaceId} AND c.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('simple', ${w})`
     ).map((r) => r.id)
-  // No statistics: every word reads its posting list (the reference order, tested window by window above).
   resetSearchStats(app.deps.searchSql)
-  const before: Record<string, string[]> = {}
-  for (const w of words) {
-    t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, w, null)).plan, 'list', `${w}: no statistics, the posting list`)
-    before[w] = await all(w, 7)
-    t.same([...before[w]].sort(), (await matching(w)).sort(), `${w}: every live match once`)
+  for (const w of ['spread', 'oldish', 'pair', 'moved']) {
+    t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, w, null)).plan, 'period', `${w}: no statistics, the period plan`)
+    const pages = await all(w, 7)
+    t.same([...pages].sort(), (await matching(w)).sort(), `${w}: every live match once`)
+    t.same(await all(w, 100), pages, `${w}: pages of 100 in the same order as pages of 7`)
   }
-  await app.deps.sql`ANALYZE search_chunks`
-  resetSearchStats(app.deps.searchSql)
-  for (const w of words) {
-    const query = await candidateQuery(app.deps.searchSql, ws.workspaceId, w, null)
-    t.equal(query.plan, 'recent', `${w}: after ANALYZE, the recent plan`)
-    t.ok(query.bounded, `${w}: a time range, not the whole workspace`)
-    t.same(await all(w, 7), before[w], `${w}: same pages of 7 as the posting list`)
-    t.same(await all(w, 100), before[w], `${w}: same pages of 100`)
-  }
-  // Which of them the range answered: `spread` and `pair` from their ranges, `oldish` by the
-  // posting list after an empty range (its first window's statement finds nothing newer).
-  const firstWindow = async (w: string) => {
-    const query = await candidateQuery(app.deps.searchSql, ws.workspaceId, w, null)
-    return (await app.deps.sql.unsafe(query.text, query.values)).length
-  }
-  t.equal(await firstWindow('spread'), SEARCH_WINDOW, 'spread: the range holds a window')
-  t.equal(await firstWindow('pair'), SEARCH_WINDOW, 'pair: the range holds a window')
-  t.equal(await firstWindow('oldish'), 0, 'oldish: nothing in the range, the posting list answers')
-  t.equal(before.spread.filter((id) => id === long).length, 1, 'the long conversation once')
+  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, '-spread', null)).plan, 'walk', 'only negations: the walk')
 })
 
 t.test('search: long conversations are chunked; an old message is found, the conversation once', async (t) => {
