@@ -9,6 +9,12 @@ CREATE FUNCTION search_period(at timestamptz) RETURNS int
   AS $$ SELECT floor(extract(epoch FROM at) / 2592000)::int $$;
 --> statement-breakpoint
 
+-- Where a period starts.
+CREATE FUNCTION search_period_start(period int) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+  AS $$ SELECT to_timestamp(period::float8 * 2592000) $$;
+--> statement-breakpoint
+
 -- A chunk's document: its distinct lexemes tagged with the workspace, the same lexemes tagged with
 -- the workspace and the period of `at` (the chunk's last_message_at), the bare tag and the tag with
 -- the period (what an all-negative query looks up). A lexeme over 2,000 bytes is left out (a tagged

@@ -429,8 +429,6 @@ export type CandidatePlan = 'walk' | 'period' | 'list'
  * from them in a workspace that adds 25,000 chunks a period (docs/search.md, "Periods").
  */
 const PERIODS_READ = 2
-/** search_period() of the migration (issue 31), in seconds. */
-const PERIOD_SECONDS = 2_592_000
 /**
  * Where the walk takes over, as a multiple of SEARCH_WINDOW × the workspace's chunks that
  * matches² must exceed: the walk reads SEARCH_WINDOW / share chunks, a posting list one heap row
@@ -501,9 +499,11 @@ export function candidateStatement(
   const older = (at: string, id: string, seq: string) =>
     window ? `AND (${at}, ${id}, ${seq}) < (${bind(window.at)}::timestamptz, ${bind(window.id)}::uuid, ${bind(window.seq)}::int)` : ''
   const limit = bind(period?.limit ?? SEARCH_WINDOW)
-  // The period `back` periods before `from`'s, and where a period starts (immutable: folded to constants).
-  const periodOf = (back: number) => `search_period(${bind(period!.from)}::timestamptz) - ${bind(back)}`
-  const periodStart = (back: number) => `to_timestamp((${periodOf(back)})::float8 * ${PERIOD_SECONDS})`
+  // The period `back` periods before `from`'s (-1: the one after), and where a period starts
+  // (immutable functions of bound values: folded to constants when planned).
+  const FROM = period ? bind(period.from) : ''
+  const periodOf = (back: number) => `search_period(${FROM}::timestamptz) - ${bind(back)}`
+  const periodStart = (back: number) => `search_period_start(${periodOf(back)})`
   // Each conversation once, at its newest matching chunk (the walk's and the period plan's anti-join).
   const newest = `NOT EXISTS (SELECT 1 FROM search_chunks n
                       WHERE n.conversation_id = ch.conversation_id AND n.seq > ch.seq AND n.doc @@ ${tq})`
