@@ -526,7 +526,9 @@ export function candidateStatement(
     // a walk of the recent index, which the planner picks for a word it thinks common and which
     // reads the whole workspace for a rare one), then newest first, each row checked for a newer
     // matching chunk of its conversation (the walk's anti-join, as a LATERAL probe so that it runs
-    // only until the window is full instead of as a hash of the word's whole posting list).
+    // only until the window is full instead of as a hash of the word's whole posting list). The
+    // walk keeps NOT EXISTS: written as this LATERAL, its plan became a sort of every match
+    // (`refund` at 1M: 44,823 rows, 1.5 s, against an ordered index scan stopping after 50).
     const cols = 'ch.conversation_id, ch.last_message_at, ch.seq'
     const later =
       period!.back === 0 && !window
