@@ -30,10 +30,15 @@ export function guestPattern(term: string): string | null {
   return `%${term.replace(/[\\%_]/g, '\\$&')}%`
 }
 
-/** Where a page starts: in the guest phase after (rank, id), or in a window of message candidates. */
+/**
+ * Where a page starts: in the guest phase after (rank, id), or in a window of message candidates.
+ * `shownGuests`: the guest phase showed conversations, so the message phase leaves out those whose
+ * guest matches (shown already); when it showed none there is nothing to leave out, and the
+ * ranking skips the test (a primary-key probe of every candidate's guest).
+ */
 type Position =
   | { phase: 'g'; after: Keyset | null }
-  | { phase: 'm'; window: WindowStart | null; after: Keyset | null }
+  | { phase: 'm'; window: WindowStart | null; after: Keyset | null; shownGuests: boolean }
 interface Keyset {
   rank: string
   id: string
@@ -50,7 +55,7 @@ type Row = ConversationRecord & { rank: string; headline: string | null }
 function encodePosition(p: Position): (string | number | null)[] {
   const after = p.after ? [p.after.rank, p.after.id] : [null, null]
   if (p.phase === 'g') return ['g', ...after]
-  return ['m', p.window?.at ?? null, p.window?.id ?? null, p.window?.seq ?? null, ...after]
+  return ['m', p.window?.at ?? null, p.window?.id ?? null, p.window?.seq ?? null, ...after, p.shownGuests ? 1 : 0]
 }
 
 function decodePosition(key: unknown[]): Position {
@@ -60,14 +65,15 @@ function decodePosition(key: unknown[]): Position {
     return { rank, id: id as string }
   }
   if (key[0] === 'g' && key.length === 3) return { phase: 'g', after: keyset(key[1], key[2]) }
-  if (key[0] === 'm' && key.length === 6) {
+  // Six parts: a cursor issued before `shownGuests` (its pages left guest matches out, as they still do).
+  if (key[0] === 'm' && (key.length === 6 || (key.length === 7 && (key[6] === 0 || key[6] === 1)))) {
     const [, at, id, seq] = key
     let window: WindowStart | null = null
     if (at !== null || id !== null || seq !== null) {
       if (!keyPartIs('timestamp', at) || !keyPartIs('uuid', id) || !keyPartIs('int', seq)) throw invalidCursor()
       window = { at: at as string, id: id as string, seq: seq as number }
     }
-    return { phase: 'm', window, after: keyset(key[4], key[5]) }
+    return { phase: 'm', window, after: keyset(key[4], key[5]), shownGuests: key[6] !== 0 }
   }
   throw invalidCursor()
 }
@@ -144,7 +150,7 @@ async function searchOn(ctx: Ctx, pool: Pool, sql: Sql, args: SearchArgsIn): Pro
   const term = q.trim()
   const params = { q: createHash('sha256').update(q).digest('base64url').slice(0, 22) }
   const pattern = guestPattern(term)
-  let pos: Position = args.cursor ? decodePosition(ctx.cursor.decode(args.cursor, params)) : pattern ? { phase: 'g', after: null } : { phase: 'm', window: null, after: null }
+  let pos: Position = args.cursor ? decodePosition(ctx.cursor.decode(args.cursor, params)) : pattern ? { phase: 'g', after: null } : { phase: 'm', window: null, after: null, shownGuests: false }
   const ws = memberOf(ctx).workspaceId
   const s: SearchArgs = { pool, sql, ws, q, term, pattern }
   const rows: Row[] = []
@@ -162,20 +168,21 @@ async function searchOn(ctx: Ctx, pool: Pool, sql: Sql, args: SearchArgsIn): Pro
     const found = pattern ? await guestPage(s, ctx.config.SEARCH_CANDIDATE_LIMIT, pos.after, need) : []
     rows.push(...found.slice(0, need))
     if (found.length > need) next = { phase: 'g', after: keysetOf(rows[rows.length - 1]) ?? pos.after }
-    else pos = { phase: 'm', window: null, after: null }
+    else pos = { phase: 'm', window: null, after: null, shownGuests: found.length > 0 || pos.after !== null }
   }
   if (!next && pos.phase === 'm') {
     let { window, after } = pos
+    const { shownGuests } = pos
     let examined = 0
     for (;;) {
       const need = args.limit - rows.length
       const candidates = await (window === null && firstWindow ? firstWindow : candidateWindow(s, window))
       if (candidates.length === 0) break
-      const found = await rankWindow(s, candidates, after, need)
+      const found = await rankWindow(s, candidates, after, need, shownGuests)
       const taken = found.slice(0, need)
       rows.push(...taken)
       if (found.length > need) {
-        next = { phase: 'm', window, after: keysetOf(taken[taken.length - 1]) ?? after }
+        next = { phase: 'm', window, after: keysetOf(taken[taken.length - 1]) ?? after, shownGuests }
         break
       }
       if (candidates.length < SEARCH_WINDOW) break
@@ -184,7 +191,7 @@ async function searchOn(ctx: Ctx, pool: Pool, sql: Sql, args: SearchArgsIn): Pro
       after = null
       examined += candidates.length
       if (rows.length === args.limit || examined >= ctx.config.SEARCH_CANDIDATE_LIMIT) {
-        next = { phase: 'm', window, after: null }
+        next = { phase: 'm', window, after: null, shownGuests }
         break
       }
     }
@@ -566,19 +573,20 @@ export function candidateStatement(
 
 /**
  * One window's matches: each candidate conversation (live, of this workspace, not already shown
- * in the guest phase) with a message matching the full query (messages.search, through
- * messages_conversation_idx), rank = its best message's ts_rank rounded to 6 decimals (the
+ * in the guest phase when it showed any: `shownGuests`) with a message matching the full query
+ * (messages.search, through messages_conversation_idx), rank = its best message's ts_rank rounded to 6 decimals (the
  * cursor carries it exactly); ordered (rank DESC, id DESC) after `after`: need + 1 rows.
  */
-async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset | null, need: number): Promise<Row[]> {
+async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset | null, need: number, shownGuests: boolean): Promise<Row[]> {
   const { values, bind } = binder()
   const WS = bind(s.ws)
   const Q = bind(s.q)
   const tsq = `websearch_to_tsquery('simple', ${Q})`
-  const notGuest = s.pattern
-    ? // COALESCE: a guest without an e-mail (null) must not turn the whole test into null and drop the row.
-      `JOIN guests g ON g.id = c.guest_id AND NOT (g.name ILIKE ${bind(s.pattern)} OR COALESCE(g.email, '') ILIKE $${values.length})`
-    : ''
+  const notGuest =
+    s.pattern && shownGuests
+      ? // COALESCE: a guest without an e-mail (null) must not turn the whole test into null and drop the row.
+        `JOIN guests g ON g.id = c.guest_id AND NOT (g.name ILIKE ${bind(s.pattern)} OR COALESCE(g.email, '') ILIKE $${values.length})`
+      : ''
   const text = `
     WITH ranked AS (
       SELECT c.id, round(x.r::numeric, 6) AS rank

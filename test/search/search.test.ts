@@ -447,6 +447,39 @@ t.test('search: guests first, then messages; a guest match is not repeated among
   t.match(data[0]!.match, /<mark>Kowalski<\/mark>/)
 })
 
+t.test('search: when the guest phase showed nobody, a guest renamed between pages does not hide its message match', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const ids: string[] = []
+  for (const name of ['Ann', 'Ben', 'Cid']) {
+    const guest = await seedGuest(app, ws, name, `${name.toLowerCase()}@example.test`)
+    const id = await seedConversation(app, ws, guest)
+    await seedMessages(app, id, [{ body: `a zebrafinch story from ${name}` }])
+    ids.push(id)
+  }
+  const page = async (cursor: string | null) => {
+    const qs = new URLSearchParams({ q: 'zebrafinch', limit: '1', ...(cursor ? { cursor } : {}) }).toString()
+    const res = await app.inject({ method: 'GET', url: `/conversations/search?${qs}`, headers: ws.agent.headers })
+    t.equal(res.statusCode, 200)
+    return res.json() as { data: Item[]; nextCursor: string | null }
+  }
+  const first = await page(null)
+  t.equal(first.data.length, 1, 'page 1: a message match (no guest is called zebrafinch)')
+  // Every guest now matches the text: the guest phase is over for this search and showed none of
+  // them, so the later pages must not leave them out as "shown already".
+  await app.deps.sql`UPDATE guests SET name = 'Zebrafinch ' || name WHERE workspace_id = ${ws.workspaceId}`
+  const seen = first.data.map((x) => x.id)
+  let cursor = first.nextCursor
+  for (let i = 0; cursor && i < 5; i++) {
+    const next = await page(cursor)
+    seen.push(...next.data.map((x) => x.id))
+    cursor = next.nextCursor
+  }
+  t.same([...seen].sort(), [...ids].sort(), 'every message match once, across the pages')
+  const fresh = await page(null)
+  t.match(fresh.data[0]!.guest.name, /^Zebrafinch /, 'a new search shows them by guest first')
+})
+
 t.test('search runs on its own pool: a busy search pool does not hold up the inbox', async (t) => {
   const { app } = await build(t, { env: { DATABASE_SEARCH_POOL_MAX: '1' } })
   const ws = await seedWorkspace(app)
