@@ -232,6 +232,15 @@ function binder() {
 }
 
 /**
+ * The tsquery of the search text in the two prepared statements, computed once per execution:
+ * as a scalar sub-select it is an InitPlan. Written as the bare call, their generic plans (which
+ * PostgreSQL keeps after five executions) evaluated websearch_to_tsquery for every message row
+ * they filtered and ranked (~350 calls for 50 candidates): the ranking took 1.63-1.87 ms of
+ * backend CPU instead of 1.33-1.57 (docs/search.md, "Planning and the guest test").
+ */
+const textQuery = (q: string): string => `(SELECT websearch_to_tsquery('simple', ${q}))`
+
+/**
  * The excerpt of a page row: ts_headline of the conversation's newest matching message, for
  * the rows the page returns only (n <= need; one LIMIT 1 lookup on messages_conversation_idx).
  */
@@ -293,7 +302,7 @@ async function guestPage(s: SearchArgs, cap: number, after: Keyset | null, need:
   if (hits.length === 0) return []
   // Then their page, prepared like the ranking statement (its plan is driven by unnest of the ids).
   const { values, bind } = binder()
-  const tsq = `websearch_to_tsquery('simple', ${bind(s.q)})`
+  const tsq = textQuery(bind(s.q))
   const text = `
     WITH gh AS (
       SELECT x.id, x.rank::numeric AS rank
@@ -581,7 +590,7 @@ async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset 
   const { values, bind } = binder()
   const WS = bind(s.ws)
   const Q = bind(s.q)
-  const tsq = `websearch_to_tsquery('simple', ${Q})`
+  const tsq = textQuery(Q)
   const notGuest =
     s.pattern && shownGuests
       ? // COALESCE: a guest without an e-mail (null) must not turn the whole test into null and drop the row.
