@@ -6,7 +6,10 @@ import { iso } from '../time.js'
 
 /**
  * The columns every conversation read selects, aliased to camelCase, with the guest and the
- * assigned agent joined. Use as:
+ * assigned agent joined. `labels`: one look-up per id the row holds (label_ids is distinct, its
+ * writers see to it), LIMIT 1 keeping each a probe by id (the primary key, or a scan of a table of
+ * a few pages that stops at the id) instead of testing every label of every workspace against the
+ * array: 16 -> 6 us per labelled row at 120 labels (docs/lists.md, "Labels of a row"). Use as:
  *   sql`SELECT ${sql.unsafe(CONVERSATION_SELECT)} FROM ${sql.unsafe(CONVERSATION_FROM)} WHERE ...`
  * Timestamps stay Postgres text (for cursors); toConversationView formats them.
  */
@@ -18,7 +21,8 @@ export const CONVERSATION_SELECT = `
   c.deleted_at AS "deletedAt", c.priority, c.snoozed_until AS "snoozedUntil",
   CASE WHEN cardinality(c.label_ids) = 0 THEN '[]'::json ELSE (
     SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY lower(l.name), l.id)
-    FROM labels l WHERE l.id = ANY(c.label_ids)) END AS labels,
+    FROM unnest(c.label_ids) AS x(id)
+    CROSS JOIN LATERAL (SELECT l.id, l.name, l.color FROM labels l WHERE l.id = x.id LIMIT 1) l) END AS labels,
   c.team_id AS "teamId", c.queued_at AS "queuedAt", c.subject,
   g.name AS "guestName", g.email AS "guestEmail", m.name AS "agentName", tt.name AS "teamName",
   c.sla_policy_id AS "slaPolicyId", sp.name AS "slaPolicyName",
