@@ -1,6 +1,7 @@
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of the exact statements GET /conversations/search runs (captured
- * from searchConversations: the first candidate window and its ranking), on a database kept by `npm run bench -- --keep-db`, plus the
+ * from searchConversations: the first candidate window and its ranking, the ranking also in the
+ * generic plan the app's prepared statement runs), on a database kept by `npm run bench -- --keep-db`, plus the
  * whole search's latency from one client (median of N runs) and the CPU time the PostgreSQL
  * backend spent per search (utime + stime from /proc, so other load on the machine does not
  * count; needs the database on this host).
@@ -184,6 +185,24 @@ const { plan: chosen } = await candidateQuery(sql, workspaceId, word, null)
 for (const [kind, c] of Object.entries(captured)) {
   const plan = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS) ${c.text}`, c.params as never[], { prepare: false })
   console.log(`-- ${kind}${kind === 'candidates' ? ` (${chosen})` : ''}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`)
+}
+// The app prepares the ranking statement, and PostgreSQL keeps its generic plan after five runs;
+// EXPLAIN with bound values always plans them in (above). The generic plan, as the app runs it:
+// what a value the plan cannot see costs per row (docs/search.md, "The search text's tsquery").
+if (captured.rank) {
+  const { text, params } = captured.rank
+  const generic = await sql.begin(async (tx) => {
+    await tx`SET LOCAL plan_cache_mode = force_generic_plan`
+    // The simple protocol: under the extended one the server would read $1... as this statement's own parameters.
+    await tx.unsafe(`PREPARE rank_generic AS ${text}`).simple()
+    const [{ types }] = await tx<{ types: string[] }[]>`SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = 'rank_generic'`
+    // As literals: a utility statement's parameters get no types from the server.
+    const args = params.map((v, i) => `'${String(v).replace(/'/g, "''")}'::${types[i]}`).join(', ')
+    const plan = await tx.unsafe(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE rank_generic(${args})`).simple()
+    await tx.unsafe('DEALLOCATE rank_generic')
+    return plan
+  })
+  console.log(`-- rank (generic plan, as prepared)\n${generic.map((r) => r['QUERY PLAN']).join('\n')}\n`)
 }
 console.log(`\n${word} in ${which === 'small' ? 'small' : 'largest'} workspace: whole search from one client, ${times.length} runs: p50 ${times[times.length >> 1]!.toFixed(2)} ms, min ${times[0]!.toFixed(2)} ms; PostgreSQL backend CPU ${cpuMs.toFixed(2)} ms per search`)
 await sql.end()
