@@ -480,6 +480,37 @@ t.test('search: when the guest phase showed nobody, a guest renamed between page
   t.match(fresh.data[0]!.guest.name, /^Zebrafinch /, 'a new search shows them by guest first')
 })
 
+t.test('search: a message-phase cursor from before shownGuests still leaves guest matches out; a bad flag is INVALID_CURSOR', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  const named = await seedGuest(app, ws, 'Zed Quillfeather', 'zed@example.test')
+  const plain = await seedGuest(app, ws, 'Plain', 'plain@example.test')
+  const byGuest = await seedConversation(app, ws, named)
+  await seedMessages(app, byGuest, [{ body: 'quillfeather here' }])
+  const byMessage = await seedConversation(app, ws, plain)
+  await seedMessages(app, byMessage, [{ body: 'ask about the quillfeather' }])
+  const get = (cursor: string) =>
+    app.inject({ method: 'GET', url: `/conversations/search?q=quillfeather&limit=10&cursor=${encodeURIComponent(cursor)}`, headers: ws.agent.headers })
+  // The cursor's params, from a genuine cursor of this query.
+  const first = await app.inject({ method: 'GET', url: '/conversations/search?q=quillfeather&limit=1', headers: ws.agent.headers })
+  const genuine: string = first.json().nextCursor
+  const { p } = JSON.parse(Buffer.from(genuine.split('.')[0]!, 'base64url').toString('utf8')) as { p: Record<string, string> }
+  const start = ['m', null, null, null, null, null]
+  const ids = async (cursor: string) => {
+    const res = await get(cursor)
+    t.equal(res.statusCode, 200)
+    return (res.json().data as Item[]).map((x) => x.id).sort()
+  }
+  t.same(await ids(app.deps.cursor.encode(p, start)), [byMessage], 'six parts (issued before): the guest match is left out, as it was')
+  t.same(await ids(app.deps.cursor.encode(p, [...start, 1])), [byMessage], 'guests shown: left out')
+  t.same(await ids(app.deps.cursor.encode(p, [...start, 0])), [byGuest, byMessage].sort(), 'no guest shown: nothing left out')
+  for (const flag of [2, '1', null]) {
+    const res = await get(app.deps.cursor.encode(p, [...start, flag]))
+    t.equal(res.statusCode, 400, `flag ${JSON.stringify(flag)}`)
+    t.equal(res.json().code, 'INVALID_CURSOR')
+  }
+})
+
 t.test('search runs on its own pool: a busy search pool does not hold up the inbox', async (t) => {
   const { app } = await build(t, { env: { DATABASE_SEARCH_POOL_MAX: '1' } })
   const ws = await seedWorkspace(app)
