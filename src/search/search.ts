@@ -602,10 +602,9 @@ async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset 
       FROM unnest(${bind(candidates.map((c) => c.id))}::uuid[]) AS cand(id)
       JOIN conversations c ON c.id = cand.id
       ${notGuest}
-      CROSS JOIN (SELECT ${tsq} AS tsq) qq
       CROSS JOIN LATERAL (
-        SELECT max(ts_rank(m.search, qq.tsq))::float8 AS r
-        FROM messages m WHERE m.conversation_id = c.id AND m.search @@ qq.tsq
+        SELECT max(ts_rank(m.search, ${tsq}))::float8 AS r
+        FROM messages m WHERE m.conversation_id = c.id AND m.search @@ ${tsq}
       ) x
       WHERE c.workspace_id = ${WS} AND c.deleted_at IS NULL AND x.r IS NOT NULL
     ),
