@@ -279,34 +279,42 @@ function pageOf(source: string, bind: (v: string | number) => string, tsq: strin
  * `cap` of them, ordered (score DESC, id DESC), the page after `after`: need + 1 rows.
  */
 async function guestPage(s: SearchArgs, cap: number, after: Keyset | null, need: number): Promise<Row[]> {
-  // First the hits alone: unprepared, so always planned with the pattern (a prepared statement
-  // switches to its generic plan after five runs once the varying patterns' custom plans cost
-  // more on average, and the generic plan for `ILIKE $n ... LIMIT` is a sequential scan of every
-  // guest: 340 ms at 800,000 guests instead of 0.1 ms). Two relations plan in ~0.1 ms; the page
-  // statement with the conversation view's joins took ~1 ms more to plan on every search, and
-  // most searches have no guest hit (docs/search.md, issue 31).
-  const hit = binder()
-  const WS = hit.bind(s.ws)
-  const hits = await s.sql.unsafe<{ id: string; rank: number }[]>(
-    `
-    SELECT c.id,
-           CASE WHEN lower(g.name) = lower(${hit.bind(s.term)}) OR lower(g.email) = lower($${hit.values.length})
+  // First the matching guests alone: unprepared, so always planned with the pattern (a prepared
+  // statement switches to its generic plan after five runs once the varying patterns' custom plans
+  // cost more on average, and the generic plan for `ILIKE $n ... LIMIT` is a sequential scan of
+  // every guest: 340 ms at 800,000 guests instead of 0.1 ms). Planned alone, guests take ~0.23 ms;
+  // joined with conversations (every index of that table considered) ~0.61 ms, on every search,
+  // and most searches find no guest (docs/search.md, "The guest hits").
+  const matching = (live: boolean) => {
+    const { values, bind } = binder()
+    const WS = bind(s.ws)
+    const text = `
+    SELECT g.id,
+           CASE WHEN lower(g.name) = lower(${bind(s.term)}) OR lower(g.email) = lower($${values.length})
                 THEN ${2 * GUEST_SCORE} ELSE ${GUEST_SCORE} END AS rank
     FROM guests g
-    JOIN conversations c ON c.guest_id = g.id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
-    WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${hit.bind(s.pattern!)} OR g.email ILIKE $${hit.values.length})
-    LIMIT ${hit.bind(cap)}`,
-    hit.values,
-    { prepare: false },
-  )
+    WHERE g.workspace_id = ${WS} AND (g.name ILIKE ${bind(s.pattern!)} OR g.email ILIKE $${values.length})
+      ${live ? `AND EXISTS (SELECT 1 FROM conversations c WHERE c.guest_id = g.id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL)` : ''}
+    LIMIT ${bind(cap)}`
+    return s.sql.unsafe<{ id: string; rank: number }[]>(text, values, { prepare: false })
+  }
+  let hits = await matching(false)
   if (hits.length === 0) return []
-  // Then their page, prepared like the ranking statement (its plan is driven by unnest of the ids).
+  // The cap counts conversations: when the guests reached it, those beyond it may be the ones with
+  // live conversations, so the guests are read again, only those with one (`cap` of them hold at
+  // least `cap` conversations).
+  if (hits.length === cap) hits = await matching(true)
+  // Their live conversations, at most `cap`, and the page: prepared like the ranking statement
+  // (its plan is driven by unnest of the ids).
   const { values, bind } = binder()
   const tsq = textQuery(bind(s.q))
+  const WS = bind(s.ws)
   const text = `
     WITH gh AS (
-      SELECT x.id, x.rank::numeric AS rank
-      FROM unnest(${bind(hits.map((h) => h.id))}::uuid[], ${bind(hits.map((h) => String(h.rank)))}::int[]) AS x(id, rank)
+      SELECT c.id, x.rank::numeric AS rank
+      FROM unnest(${bind(hits.map((h) => h.id))}::uuid[], ${bind(hits.map((h) => String(h.rank)))}::int[]) AS x(guest_id, rank)
+      JOIN conversations c ON c.guest_id = x.guest_id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
+      LIMIT ${bind(cap)}
     ),
     ${pageOf('gh', bind, tsq, after, need)}`
   return s.sql.unsafe<Row[]>(text, values, { prepare: true })

@@ -447,6 +447,31 @@ t.test('search: guests first, then messages; a guest match is not repeated among
   t.match(data[0]!.match, /<mark>Kowalski<\/mark>/)
 })
 
+t.test('search: guest hits count conversations; guests without a live one do not use up the cap', async (t) => {
+  const { app } = await build(t, { env: { SEARCH_CANDIDATE_LIMIT: '100' } })
+  const ws = await seedWorkspace(app)
+  // 100 matching guests first (the guests table's order): one with a deleted conversation, the
+  // others with none. Read alone, the first `cap` guests are these; their conversations are not.
+  const gone = await seedGuest(app, ws, 'Quillon Gone', 'gone@example.test')
+  const deleted = await seedConversation(app, ws, gone)
+  t.equal((await app.inject({ method: 'DELETE', url: `/conversations/${deleted}`, headers: ws.admin.headers })).statusCode, 204)
+  await app.deps.sql`
+    INSERT INTO guests (id, workspace_id, channel_id, name, email)
+    SELECT gen_random_uuid(), ${ws.workspaceId}, ${ws.channelId}, 'Quillon ' || i, 'q' || i || '@example.test' FROM generate_series(1, 99) i`
+  const live = await seedGuest(app, ws, 'Quillon Live', 'live@example.test')
+  const a = await seedConversation(app, ws, live)
+  const b = await seedConversation(app, ws, live)
+  const res = await app.inject({ method: 'GET', url: '/conversations/search?q=quillon&limit=10', headers: ws.agent.headers })
+  t.equal(res.statusCode, 200)
+  t.same(
+    (res.json().data as Item[]).map((x) => x.id).sort(),
+    [a, b].sort(),
+    'both live conversations of the guest beyond the first 100, none deleted',
+  )
+  const [hit] = res.json().data as Item[]
+  t.match(hit!.match, /<mark>Quillon<\/mark> Live/)
+})
+
 t.test('search: when the guest phase showed nobody, a guest renamed between pages does not hide its message match', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
