@@ -83,7 +83,7 @@ if (word === 'plans') {
   // and which plan search itself chooses from the statistics. Checks that the plans agree.
   const words = buildVocabulary().words.slice(20, 20 + Number(runsArg ?? 2000))
   const [{ chunks }] = await sql<{ chunks: number }[]>`SELECT count(*)::int AS chunks FROM search_chunks WHERE workspace_id = ${workspaceId}`
-  const bands = [0, 200, 400, 800, 1200, 1600, 2500, 5000, 10000, Infinity]
+  const bands = [0, 200, 400, 800, 1200, 1600, 2500, 5000, 7500, 10000, 15000, 20000, 30000, 50000, Infinity]
   const plans = ['list', 'period', 'walk'] as const
   const acc = new Map<number, { words: number; cpu: Record<string, number>; chosen: Record<string, number> }>()
   for (const w of words) {

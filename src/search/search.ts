@@ -352,7 +352,7 @@ export async function readCandidates(
   window: WindowStart | null,
   force?: { plan: CandidatePlan },
 ): Promise<Candidate[]> {
-  const plan = force?.plan ?? choosePlan(await chunkStats(pool, run), ws, q).plan
+  const plan = force?.plan ?? choosePlan(await chunkStats(pool, run), ws, q, window ? Date.parse(window.at) : Date.now()).plan
   if (plan !== 'period') {
     const st = candidateStatement(ws, q, window, plan)
     return run.unsafe<Candidate[]>(st.text, st.values, { prepare: false })
@@ -384,7 +384,7 @@ export async function candidateQuery(
   run: Sql = sql,
   force?: { plan: CandidatePlan },
 ) {
-  const { plan } = force ?? choosePlan(await chunkStats(sql, run), ws, q)
+  const { plan } = force ?? choosePlan(await chunkStats(sql, run), ws, q, window ? Date.parse(window.at) : Date.now())
   const from = window?.at ?? new Date().toISOString()
   return { ...candidateStatement(ws, q, window, plan, plan === 'period' ? { from, back: 0, limit: SEARCH_WINDOW } : undefined), plan }
 }
@@ -454,13 +454,24 @@ export type CandidatePlan = 'walk' | 'period' | 'list'
  */
 const PERIODS_READ = 2
 /**
- * Where the walk takes over, as a multiple of SEARCH_WINDOW × the workspace's chunks that
- * matches² must exceed: the walk reads SEARCH_WINDOW / share chunks, a posting list one heap row
- * per match.
+ * What a walk row costs against a posting-list row: the walk reads each chunk's document and
+ * matches it, the period plan reads one heap row per match to sort it by time. Measured at 1M
+ * (`bench/search-plan.ts <db> plans`, backend CPU per window): ~3.9 µs a walked chunk, ~2.55 µs a
+ * period's posting-list row (docs/search.md, "Walk or period").
  */
-const WALK_FACTOR = 1
+const WALK_ROW_COST = 1.5
+/** The 30-day period of a time, as search_period() (migrations/…_issue31_search_functions_plpgsql.sql). */
+const PERIOD_MS = 2_592_000_000
+const periodOf = (at: number): number => Math.floor(at / PERIOD_MS)
 
-export function choosePlan(stats: ChunkStats, ws: string, q: string): { plan: CandidatePlan; share: number } {
+/**
+ * The walk or the period plan, by the rows each would read for the window: the walk
+ * SEARCH_WINDOW / share chunks (each WALK_ROW_COST), the period plan the word's share of a recent
+ * period's chunks (its posting list in the period the window starts in, or the one before, the
+ * larger: the tag with the period is in every chunk of it, so the statistics count them). Without
+ * those counts a period is taken to be the whole workspace. `from`: where the window starts (ms).
+ */
+export function choosePlan(stats: ChunkStats, ws: string, q: string, from = Date.now()): { plan: CandidatePlan; share: number } {
   // Words roughly as websearch_to_tsquery reads them: "-word" excluded, "or" joins (take the
   // most frequent side), otherwise all words must match (take the least frequent).
   const tokens = q.toLowerCase().split(/\s+/).filter(Boolean)
@@ -476,7 +487,12 @@ export function choosePlan(stats: ChunkStats, ws: string, q: string): { plan: Ca
   const matches = (or ? Math.max(...shares) : Math.min(...shares)) * stats.total
   const chunks = wsShare * stats.total
   const share = Math.min(1, matches / chunks)
-  return { plan: matches * matches > SEARCH_WINDOW * WALK_FACTOR * chunks ? 'walk' : 'period', share }
+  if (share === 0) return { plan: 'period', share }
+  const p = periodOf(from)
+  const periodShare = Math.max(stats.elems.get(`${tag}/${p}`) ?? 0, stats.elems.get(`${tag}/${p - 1}`) ?? 0)
+  const periodChunks = periodShare > 0 ? Math.min(chunks, periodShare * stats.total) : chunks
+  const walkRows = (SEARCH_WINDOW / share) * WALK_ROW_COST
+  return { plan: walkRows < share * periodChunks ? 'walk' : 'period', share }
 }
 
 /**

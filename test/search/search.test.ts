@@ -292,7 +292,8 @@ t.test('search: the period plan reads recent periods first; every window the sam
   // time: ties at every window edge), so they fall in 7-8 periods of 30 days. `spread` is in every
   // 6th (100), `oldish` only in the 300 oldest (none in the two newest periods: the rest of the
   // posting list must answer), `pair` in the even ones among the 60 newest (30: fewer than a window,
-  // so the first page takes periods and the rest), `tail` in one conversation 90 days ago.
+  // so the first page takes periods and the rest), `tail` in one conversation 90 days ago,
+  // `halfway` in every odd one.
   const n = 600
   await app.deps.sql`
     WITH c AS (
@@ -307,7 +308,8 @@ t.test('search: the period plan reads recent periods first; every window the sam
                      CASE WHEN i % 6 = 0 THEN repeat('spread ', (i % 3 + 1)::int) END,
                      CASE WHEN i < 300 AND i % 3 = 0 THEN repeat('oldish ', (i % 4 + 1)::int) END,
                      CASE WHEN i >= ${n - 60} AND i % 2 = 0 THEN repeat('pair ', (i % 5 + 1)::int) END,
-                     CASE WHEN i = 330 THEN 'tail' END),
+                     CASE WHEN i = 330 THEN 'tail' END,
+                     CASE WHEN i % 2 = 1 THEN 'halfway' END),
            c.last_message_at
     FROM (SELECT *, row_number() OVER (ORDER BY last_message_at, id) - 1 AS i FROM c) c`
   // A long conversation saying `spread` in an old chunk and in its newest: found once, at its newest.
@@ -347,7 +349,7 @@ t.test('search: the period plan reads recent periods first; every window the sam
       window = rows[rows.length - 1]!
     }
   }
-  for (const w of ['text', 'spread', 'oldish', 'pair', 'tail', 'moved', 'spread -pair', 'pair or oldish', '-spread']) {
+  for (const w of ['text', 'spread', 'oldish', 'pair', 'tail', 'moved', 'halfway', 'spread -pair', 'pair or oldish', '-spread']) {
     const list = await windows(w, 'list')
     t.ok(list.length > 0, `${w}: has candidates`)
     t.same(await windows(w, 'period'), list, `${w}: the period plan's windows are the posting list's`)
@@ -387,6 +389,19 @@ t.test('search: the period plan reads recent periods first; every window the sam
     t.same(await all(w, 100), pages, `${w}: pages of 100 in the same order as pages of 7`)
   }
   t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, '-spread', null)).plan, 'walk', 'only negations: the walk')
+
+  // With statistics the choice weighs the rows each plan reads: a walk SEARCH_WINDOW / share chunks,
+  // the period plan the word's share of a period (~90 chunks here, the history ~7 periods long).
+  await app.deps.sql`ANALYZE search_chunks`
+  resetSearchStats(app.deps.searchSql)
+  t.equal((await candidateQuery(app.deps.searchSql, ws.workspaceId, 'text', null)).plan, 'walk', 'a word in every chunk: the walk')
+  t.equal(
+    (await candidateQuery(app.deps.searchSql, ws.workspaceId, 'halfway', null)).plan,
+    'period',
+    'a word in half of them: its posting list in a period (~45 rows) is shorter than a walk to 50 of them (~100 chunks)',
+  )
+  const halfway = await all('halfway', 50)
+  t.same([...halfway].sort(), (await matching('halfway')).sort(), 'halfway: every live match once')
 })
 
 t.test('search: long conversations are chunked; an old message is found, the conversation once', async (t) => {
