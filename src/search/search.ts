@@ -242,35 +242,54 @@ const textQuery = (q: string): string => `(SELECT websearch_to_tsquery('simple',
 
 /**
  * The excerpt of a page row: ts_headline of the conversation's newest matching message, for
- * the rows the page returns only (n <= need; one LIMIT 1 lookup on messages_conversation_idx).
+ * the rows the page returns only (n <= need). `carried`: the source row holds that message's
+ * body already (the ranking read it); else one LIMIT 1 lookup on messages_conversation_idx.
  */
-function headlineJoin(bind: (v: string | number) => string, tsq: string, need: number): string {
+function headlineJoin(bind: (v: string | number) => string, tsq: string, need: number, carried: boolean): string {
+  const body = carried
+    ? `SELECT p.body WHERE p.n <= ${bind(need)}`
+    : `SELECT m.body FROM messages m
+            WHERE p.n <= ${bind(need)} AND m.conversation_id = p.id AND m.search @@ ${tsq}
+            ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
   return `
     LEFT JOIN LATERAL (
       SELECT ts_headline('simple', translate(x.body, ${bind(START + STOP)}, ''), ${tsq}, ${bind(HEADLINE_OPTIONS)}) AS headline
-      FROM (SELECT m.body FROM messages m
-            WHERE p.n <= ${bind(need)} AND m.conversation_id = p.id AND m.search @@ ${tsq}
-            ORDER BY m.created_at DESC, m.id DESC LIMIT 1) x
+      FROM (${body}) x
     ) hl ON true`
 }
 
 /**
- * The end of both ranked statements: the rows of `source` (id, rank) after `after`, ordered
- * (rank DESC, id DESC), need + 1 of them, as conversation rows with the excerpt.
+ * The end of both ranked statements: the rows of `source` (id, rank; with `carried`, also the
+ * body of the conversation's newest matching message) after `after`, ordered (rank DESC, id DESC),
+ * need + 1 of them, as conversation rows with the excerpt. `live`: a condition on the
+ * conversation `c` (and what `liveJoin` joins to it) that a row must pass, tested in that order
+ * until the page is full (OFFSET 0 keeps the order: the planner cannot push the test below it).
  */
-function pageOf(source: string, bind: (v: string | number) => string, tsq: string, after: Keyset | null, need: number): string {
+function pageOf(
+  source: string,
+  bind: (v: string | number) => string,
+  tsq: string,
+  after: Keyset | null,
+  need: number,
+  opts: { carried: boolean; live?: { join: string; where: string } },
+): string {
+  const { carried, live } = opts
+  const tests = [
+    after ? `(r.rank, r.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : null,
+    live ? `EXISTS (SELECT 1 FROM conversations c ${live.join} WHERE c.id = r.id AND ${live.where})` : null,
+  ].filter(Boolean)
   return `
     page AS (
-      SELECT r.id, r.rank, row_number() OVER (ORDER BY r.rank DESC, r.id DESC) AS n
-      FROM ${source} r
-      ${after ? `WHERE (r.rank, r.id) < (${bind(after.rank)}::numeric, ${bind(after.id)}::uuid)` : ''}
+      SELECT r.id, r.rank, ${carried ? 'r.body, ' : ''}row_number() OVER (ORDER BY r.rank DESC, r.id DESC) AS n
+      FROM (SELECT * FROM ${source} ORDER BY rank DESC, id DESC OFFSET 0) r
+      ${tests.length ? `WHERE ${tests.join(' AND ')}` : ''}
       ORDER BY r.rank DESC, r.id DESC
       LIMIT ${bind(need + 1)}
     )
     SELECT ${CONVERSATION_SELECT}, p.rank::text AS rank, hl.headline
     FROM ${CONVERSATION_FROM}
     JOIN page p ON p.id = c.id
-    ${headlineJoin(bind, tsq, need)}
+    ${headlineJoin(bind, tsq, need, carried)}
     ORDER BY p.rank DESC, p.id DESC`
 }
 
@@ -316,7 +335,7 @@ async function guestPage(s: SearchArgs, cap: number, after: Keyset | null, need:
       JOIN conversations c ON c.guest_id = x.guest_id AND c.workspace_id = ${WS} AND c.deleted_at IS NULL
       LIMIT ${bind(cap)}
     ),
-    ${pageOf('gh', bind, tsq, after, need)}`
+    ${pageOf('gh', bind, tsq, after, need, { carried: false })}`
   return s.sql.unsafe<Row[]>(text, values, { prepare: true })
 }
 
@@ -605,10 +624,12 @@ export function candidateStatement(
 }
 
 /**
- * One window's matches: each candidate conversation (live, of this workspace, not already shown
- * in the guest phase when it showed any: `shownGuests`) with a message matching the full query
- * (messages.search, through messages_conversation_idx), rank = its best message's ts_rank rounded to 6 decimals (the
- * cursor carries it exactly); ordered (rank DESC, id DESC) after `after`: need + 1 rows.
+ * One window's matches: each candidate conversation with a message matching the full query
+ * (messages.search, through messages_conversation_idx), rank = its best message's ts_rank rounded
+ * to 6 decimals (the cursor carries it exactly), with the body of its newest matching message
+ * (the excerpt's, read here with the rest); ordered (rank DESC, id DESC) after `after`, need + 1
+ * rows that are live, of this workspace and not already shown in the guest phase when it showed
+ * any (`shownGuests`). Only the rows the page takes probe their conversation (~21 of 50).
  */
 async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset | null, need: number, shownGuests: boolean): Promise<Row[]> {
   const { values, bind } = binder()
@@ -622,16 +643,14 @@ async function rankWindow(s: SearchArgs, candidates: Candidate[], after: Keyset 
       : ''
   const text = `
     WITH ranked AS (
-      SELECT c.id, round(x.r::numeric, 6) AS rank
+      SELECT cand.id, round(x.r::numeric, 6) AS rank, x.body
       FROM unnest(${bind(candidates.map((c) => c.id))}::uuid[]) AS cand(id)
-      JOIN conversations c ON c.id = cand.id
-      ${notGuest}
       CROSS JOIN LATERAL (
-        SELECT max(ts_rank(m.search, ${tsq}))::float8 AS r
-        FROM messages m WHERE m.conversation_id = c.id AND m.search @@ ${tsq}
+        SELECT max(ts_rank(m.search, ${tsq}))::float8 AS r, (array_agg(m.body ORDER BY m.created_at DESC, m.id DESC))[1] AS body
+        FROM messages m WHERE m.conversation_id = cand.id AND m.search @@ ${tsq}
       ) x
-      WHERE c.workspace_id = ${WS} AND c.deleted_at IS NULL AND x.r IS NOT NULL
+      WHERE x.r IS NOT NULL
     ),
-    ${pageOf('ranked', bind, tsq, after, need)}`
+    ${pageOf('ranked', bind, tsq, after, need, { carried: true, live: { join: notGuest, where: `c.workspace_id = ${WS} AND c.deleted_at IS NULL` } })}`
   return s.sql.unsafe<Row[]>(text, values, { prepare: true })
 }
