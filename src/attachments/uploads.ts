@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream'
+import { finished, type Readable } from 'node:stream'
 import sharp from 'sharp'
 import { v7 as uuidv7 } from 'uuid'
 import type { AttachmentView } from '../../schemas/attachments.js'
@@ -62,8 +62,14 @@ export async function storeFile(ctx: Ctx, key: string, input: Omit<UploadInput, 
     sourceError ??= err
     inspector.destroy(err instanceof Error ? err : new Error(String(err)))
   }
-  // The multipart stream ends early (truncated) or errors when the client goes away.
-  input.stream.on('error', fail)
+  // The multipart stream ends early (truncated) or errors when the client goes away, possibly
+  // before it is read here: the parser fails the file part as soon as the body ends short, which
+  // for a small request is while the conversation is still being looked up. finished() reports a
+  // stream that failed already; an 'error' listener added now waited for it forever (the fuzz
+  // sweep's hang: a form cut one byte into the file).
+  finished(input.stream, (err) => {
+    if (err) fail(err)
+  })
   inspector.on('error', (err) => (sourceError ??= err))
   input.stream.pipe(inspector)
   try {
