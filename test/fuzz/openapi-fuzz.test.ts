@@ -28,6 +28,8 @@ const BASE_SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.f
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40)
 const ONLY = process.env.FUZZ_OP
 const PATH = process.env.FUZZ_PATH
+/** How long one request may take before the sweep calls it hung (they take milliseconds). */
+const ANSWER_MS = 5000
 
 /**
  * Operations that need more than generic credentials, and how the sweep handles them. An
@@ -556,7 +558,14 @@ t.test('fuzz sweep over every operation of the OpenAPI document', async (t) => {
     const result = await fc.check(
       fc.asyncProperty(caseArb(op, world), async (c) => {
         const seen = logs.length
-        const res = await app.inject(requestOf(op, c, world))
+        // An answer that never comes is a failure with its request, not the file's timeout.
+        let timer: NodeJS.Timeout | undefined
+        const res = await Promise.race([
+          app.inject(requestOf(op, c, world)),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${ANSWER_MS} ms`)), ANSWER_MS)
+          }),
+        ]).finally(() => clearTimeout(timer))
         requests++
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
         const errors = logs.slice(seen).filter((l) => (l.level as number) >= 50)
