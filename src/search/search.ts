@@ -262,7 +262,7 @@ function headlineJoin(bind: (v: string | number) => string, tsq: string, need: n
  * The end of both ranked statements: the rows of `source` (id, rank; with `carried`, also the
  * body of the conversation's newest matching message) after `after`, ordered (rank DESC, id DESC),
  * need + 1 of them, as conversation rows with the excerpt. `live`: a condition on the
- * conversation `c` (and what `liveJoin` joins to it) that a row must pass, tested in that order
+ * conversation `c` (and what `live.join` joins to it) that a row must pass, tested in that order
  * until the page is full (OFFSET 0 keeps the order: the planner cannot push the test below it).
  */
 function pageOf(
@@ -371,7 +371,7 @@ export async function readCandidates(
   window: WindowStart | null,
   force?: { plan: CandidatePlan },
 ): Promise<Candidate[]> {
-  const plan = force?.plan ?? choosePlan(await chunkStats(pool, run), ws, q, window ? Date.parse(window.at) : Date.now()).plan
+  const plan = force?.plan ?? choosePlan(await chunkStats(pool, run), ws, q, windowTime(window)).plan
   if (plan !== 'period') {
     const st = candidateStatement(ws, q, window, plan)
     return run.unsafe<Candidate[]>(st.text, st.values, { prepare: false })
@@ -403,7 +403,7 @@ export async function candidateQuery(
   run: Sql = sql,
   force?: { plan: CandidatePlan },
 ) {
-  const { plan } = force ?? choosePlan(await chunkStats(sql, run), ws, q, window ? Date.parse(window.at) : Date.now())
+  const { plan } = force ?? choosePlan(await chunkStats(sql, run), ws, q, windowTime(window))
   const from = window?.at ?? new Date().toISOString()
   return { ...candidateStatement(ws, q, window, plan, plan === 'period' ? { from, back: 0, limit: SEARCH_WINDOW } : undefined), plan }
 }
@@ -476,12 +476,14 @@ const PERIODS_READ = 2
  * What a walk row costs against a posting-list row: the walk reads each chunk's document and
  * matches it, the period plan reads one heap row per match to sort it by time. Measured at 1M
  * (`bench/search-plan.ts <db> plans`, backend CPU per window): ~3.9 µs a walked chunk, ~2.55 µs a
- * period's posting-list row (docs/search.md, "Walk or period").
+ * period's posting-list row (docs/search.md, "The guest hits, and walk or period").
  */
 const WALK_ROW_COST = 1.5
 /** The 30-day period of a time, as search_period() (migrations/…_issue31_search_functions_plpgsql.sql). */
 const PERIOD_MS = 2_592_000_000
 const periodOf = (at: number): number => Math.floor(at / PERIOD_MS)
+/** Where a window starts (ms): its cursor's time, or now on the first page. */
+const windowTime = (window: WindowStart | null): number => (window ? Date.parse(window.at) : Date.now())
 
 /**
  * The walk or the period plan, by the rows each would read for the window: the walk
