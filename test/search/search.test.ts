@@ -99,6 +99,10 @@ t.test('search: messages and guests, ranked, scoped, highlighted, paginated', as
     t.equal(visitor.statusCode, 401, 'visitors cannot search')
     const otherTenant = await search('refund', {}, other.owner.headers)
     t.same(otherTenant.json().data.map((i: Item) => i.id), [foreign])
+    // Guest names and e-mails too: the other workspace's guest is found there only.
+    t.same((await search('other.test')).json().data, [], "another workspace's guest e-mail matches nothing here")
+    t.same((await search('Alice Other')).json().data, [], "nor its guest's name")
+    t.same((await search('other.test', {}, other.owner.headers)).json().data.map((i: Item) => i.id), [foreign], 'it does there')
   })
 })
 
