@@ -168,6 +168,10 @@ export async function startApi(opts: ApiOptions, dbName: string, dbUrl: string, 
     storageDir,
     redis: { url: opts.redisUrl, prefix: redisPrefix },
     headers: { largest: await headersFor(meta.seed.largest), small: await headersFor(meta.seed.small) },
+    runtimeEnv: {
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+      ...(process.env.HEAP_GROWING_PERCENT ? { HEAP_GROWING_PERCENT: process.env.HEAP_GROWING_PERCENT } : {}),
+    },
   }
 }
 

@@ -21,6 +21,12 @@ export interface BenchRun {
   redis: { url: string; prefix: string }
   /** An owner's headers in the largest and in the small workspace. */
   headers: { largest: Record<string, string>; small: Record<string, string> }
+  /**
+   * The V8 settings the API runs with (NODE_OPTIONS, HEAP_GROWING_PERCENT when the bench's
+   * environment sets it): every ceiling server runs with them too, so a ratio compares the code,
+   * not two garbage collectors tuned differently (bench/README.md, "Ceilings").
+   */
+  runtimeEnv: NodeJS.ProcessEnv
 }
 
 /** A scenario as an area declares it; main measures it unless it says otherwise. */

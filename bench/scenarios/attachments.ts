@@ -184,7 +184,7 @@ async function measureFileCeiling(run: BenchRun, file: string, id: string, label
   const child = await startChild({
     name: 'ceiling file',
     args: ['--import', 'tsx', join(BENCH_DIR, 'ceiling-server.ts'), 'file'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), FILE_PATH: file, FILE_TYPE: 'image/png' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), FILE_PATH: file, FILE_TYPE: 'image/png', ...run.runtimeEnv },
     port,
     readyPath: '/ready',
   })

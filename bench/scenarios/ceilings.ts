@@ -43,7 +43,7 @@ export const ceilings: Area = {
  */
 export async function measureCeiling(run: BenchRun, s: Scenario, listQuery?: Record<string, unknown>): Promise<Measurement> {
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port) }
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), ...run.runtimeEnv }
   const workspaceId = run.seed.largest.id
   let note: string | undefined
   if (s.id === 'ceiling-framework') {
