@@ -150,7 +150,7 @@ export const ConfigSchema = Type.Object({
   MENTION_EMAIL: Type.Boolean({ default: false }),
   SMTP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
   /** V8's old-generation growth between major collections, in % (src/heap.ts); 0: V8's own. */
-  HEAP_GROWING_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 150 }),
+  HEAP_GROWING_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
   /** Idle time after which V8's freed pages go back to the OS (src/heap.ts); 0: never. */
   HEAP_RELEASE_IDLE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 1000 }),
   /** The API's public base URL, for links that leave it (attachment links in e-mailed transcripts). */

@@ -8,7 +8,8 @@ import { runInNewContext } from 'node:vm'
  * a machine with memory to spare, and under 50 connections the API's in-flight requests (promoted
  * because they live across database round trips) took ~55 MiB of live heap to 150-200 MiB between
  * collections: the RSS the benchmark read was that garbage. 150 (2.5x) measured at ~300 MiB of
- * peak RSS instead of ~380-425 for a few percent of CPU (docs/deployment.md, "Memory"). V8 reads
+ * peak RSS instead of ~380-425 for a few percent of CPU, 100 (the default since 2026-11-27) 20-45
+ * MiB under 150 for ~6% of the priority list's throughput (docs/deployment.md, "Memory"). V8 reads
  * the flag at each collection, so setting it at start is enough; it is not allowed in NODE_OPTIONS.
  */
 export function limitHeapGrowth(percent: number) {
