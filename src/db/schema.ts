@@ -232,7 +232,9 @@ export const conversations = pgTable(
     // directions: a pinned-first page reads the pinned range, then the unpinned range, each an
     // index range scan in either direction.
     return [
-      // serves: GET /conversations sorted by lastMessageAt / createdAt / updatedAt
+      // serves: GET /conversations sorted by lastMessageAt / createdAt / updatedAt. Migration 0024
+      // adds INCLUDE (label_ids, team_id, priority_rank) to the first: `?labelIds=` reads its keys
+      // from the index alone (docs/lists.md, "Labels from the index"); drizzle cannot say INCLUDE.
       index('conv_open_last_msg_idx').on(t.workspaceId, t.pinned, t.lastMessageAt, t.id).where(open),
       index('conv_open_created_idx').on(t.workspaceId, t.pinned, t.createdAt, t.id).where(open),
       index('conv_open_updated_idx').on(t.workspaceId, t.pinned, t.updatedAt, t.id).where(open),

@@ -91,3 +91,44 @@ t.test('cursor pages keep one plan per connection; label pages are planned per v
   t.ok(labelled, 'the label statement was prepared')
   t.match(await sql`SELECT 1 FROM pg_prepared_statements WHERE statement LIKE '%label_ids @>%' AND statement LIKE '%c.workspace_id = $1%'`, [{}], 'the workspace is a plain value there')
 })
+
+/**
+ * `?labelIds=` walks the open list's index and skips the rows without the label. The index carries
+ * the columns that walk tests and returns (label_ids, team_id, priority_rank: migration 0024), so
+ * on an all-visible table the page's keys come from the index alone, not one heap page per skipped
+ * row (docs/lists.md, "Labels from the index").
+ */
+t.test('a label page reads its keys from the index, not the table', async (t) => {
+  const { app, databaseUrl } = await build(t)
+  const ws = await seedWorkspace(app)
+  const [guest] = await insertConversations(app, ws, [{ lastMessageAt: BASE_US, createdAt: BASE_US }])
+  const sql = createSql(databaseUrl, 1)
+  t.teardown(() => sql.end())
+  const label = '5d1c2b7e-4a3f-4c1d-9e8f-0a1b2c3d4e5f'
+  // 5,000 open conversations, a third of them labelled: common enough that the planner walks the
+  // list index rather than reading the label's posting list and sorting.
+  await sql`
+    INSERT INTO conversations (id, workspace_id, channel_id, guest_id, status, last_message_at, created_at, updated_at, label_ids)
+    SELECT gen_random_uuid(), ${ws.workspaceId}, ${ws.channelId}, ${guest!.guestId}, 'OPEN', at, at, at,
+           CASE WHEN i % 3 = 0 THEN ARRAY[${label}::uuid] ELSE '{}'::uuid[] END
+    FROM generate_series(1, 5000) i, LATERAL (SELECT now() - i * interval '1 second' AS at) x`
+  await sql`VACUUM (ANALYZE) conversations`
+
+  const r = resolveList('open', { workspaceId: ws.workspaceId, userId: ws.agent.userId }, { limit: 20, labelIds: label })
+  const keys = await sectionQuery(sql, r, pageSections(r, null)[0]!, 21)
+  t.equal(keys.length, 21, 'a full page of keys (and the one that says there is more)')
+  // The route's statement, as postgres.js prepared it, explained with the same values.
+  // (Not this look-up itself, which postgres.js prepares too and whose text holds the same words.)
+  const [{ statement }] = await sql<{ statement: string }[]>`
+    SELECT statement FROM pg_prepared_statements
+    WHERE statement LIKE '%label_ids @>%' AND statement NOT LIKE '%pg_prepared_statements%' AND NOT from_sql`
+  const params = Math.max(...[...statement.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))
+  t.equal(params, 4, 'the workspace, the caller twice (private teams), the labels')
+  await sql.unsafe(`PREPARE lbl AS ${statement}`)
+  const args = [ws.workspaceId, ws.agent.userId, ws.agent.userId, `{${label}}`].map((v) => `'${v}'`).join(', ')
+  const [row] = await sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE lbl(${args})`)
+  type Node = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Heap Fetches'?: number; 'Actual Rows'?: number; Plans?: Node[] }
+  const nodes = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodes)]
+  const scans = nodes((row!['QUERY PLAN'] as { Plan: Node }[])[0]!.Plan).filter((n) => n['Relation Name'] === 'conversations')
+  t.match(scans, [{ 'Node Type': 'Index Only Scan', 'Index Name': 'conv_open_last_msg_idx', 'Heap Fetches': 0, 'Actual Rows': 21 }], 'one index-only scan of the list index, no heap page')
+})
