@@ -2,6 +2,10 @@
 -- the three columns a filtered walk of it tests or returns (label_ids, team_id, priority_rank), so
 -- `?labelIds=` reads its keys with an index-only scan instead of a heap page per skipped row.
 -- Same name, key and predicate (drizzle's schema cannot say INCLUDE; the key is what it checks).
-DROP INDEX IF EXISTS "conv_open_last_msg_idx";
+-- Built under a new name first: the build holds a SHARE lock (writes wait, reads go on); the
+-- drop and the rename that need ACCESS EXCLUSIVE come after it and take no time.
+CREATE INDEX "conv_open_last_msg_incl_idx" ON "conversations" USING btree ("workspace_id","pinned","last_message_at","id") INCLUDE ("label_ids","team_id","priority_rank") WHERE "conversations"."deleted_at" IS NULL AND "conversations"."status" = 'OPEN';
 --> statement-breakpoint
-CREATE INDEX "conv_open_last_msg_idx" ON "conversations" USING btree ("workspace_id","pinned","last_message_at","id") INCLUDE ("label_ids","team_id","priority_rank") WHERE "conversations"."deleted_at" IS NULL AND "conversations"."status" = 'OPEN';
+DROP INDEX "conv_open_last_msg_idx";
+--> statement-breakpoint
+ALTER INDEX "conv_open_last_msg_incl_idx" RENAME TO "conv_open_last_msg_idx";

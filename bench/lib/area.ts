@@ -24,7 +24,7 @@ export interface BenchRun {
   /**
    * The V8 settings the API runs with (NODE_OPTIONS, HEAP_GROWING_PERCENT when the bench's
    * environment sets it): every ceiling server runs with them too, so a ratio compares the code,
-   * not two garbage collectors tuned differently (bench/README.md, "Ceilings").
+   * not two garbage collectors tuned differently (bench/README.md, "Ceilings run as the API runs").
    */
   runtimeEnv: NodeJS.ProcessEnv
 }
