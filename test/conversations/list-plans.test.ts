@@ -115,7 +115,7 @@ t.test('a label page reads its keys from the index, not the table', async (t) =>
   await sql`VACUUM (ANALYZE) conversations`
 
   const r = resolveList('open', { workspaceId: ws.workspaceId, userId: ws.agent.userId }, { limit: 20, labelIds: label })
-  const keys = await sectionQuery(sql, r, pageSections(r, null)[0]!, 21)
+  const keys = await sectionQuery(sql, r, pageSections(r, undefined)[0]!, 21)
   t.equal(keys.length, 21, 'a full page of keys (and the one that says there is more)')
   // The route's statement, as postgres.js prepared it, explained with the same values.
   // (Not this look-up itself, which postgres.js prepares too and whose text holds the same words.)
