@@ -48,6 +48,16 @@ t.test("a private team's conversations: only its members, owners and admins", as
     (await app.inject({ method: 'GET', url: '/conversations/search?q=matter', headers: who.headers })).json().data.map((c: { id: string }) => c.id).sort()
   t.same(await search(ws.agent), [open.id], 'not in a search')
   t.same(await search(insider), [open.id, secret.id].sort(), 'an insider finds it')
+  // The label list too: at scale its keys come from the list index alone (team_id included since
+  // migration 0024, test/conversations/list-plans.test.ts), and the rule must hold on either plan.
+  const label = (await app.inject({ method: 'POST', url: '/labels', headers: ws.admin.headers, payload: { name: 'Billing', color: '#123456' } })).json()
+  for (const id of [secret.id, open.id]) {
+    t.equal((await app.inject({ method: 'PUT', url: `/conversations/${id}/labels`, headers: ws.admin.headers, payload: { labelIds: [label.id] } })).statusCode, 200)
+  }
+  const labelled = async (who: typeof insider) =>
+    (await app.inject({ method: 'GET', url: `/conversations?labelIds=${label.id}`, headers: who.headers })).json().data.map((c: { id: string }) => c.id).sort()
+  t.same(await labelled(ws.agent), [open.id], 'not in a label list')
+  t.same(await labelled(insider), [open.id, secret.id].sort(), 'an insider lists it by label')
   events.clear()
   await send(app, guest.headers, secret.id, 'still private')
   const message = await events.waitFor((e) => e.event === 'message:new' && e.payload.conversationId === secret.id)
