@@ -102,6 +102,13 @@ export async function startApi(opts: ApiOptions, dbName: string, dbUrl: string, 
   onCleanup('remove stored files', () => rmSync(storageDir, { recursive: true, force: true }))
   const profDir = join(RESULTS, `cpu-${stamp}`)
   const nodeOptions = process.env.NODE_OPTIONS ?? imageNodeOptions()
+  // The image's V8 options (Dockerfile), unless the bench's own NODE_OPTIONS experiment with others,
+  // and V8's old-generation growth (src/heap.ts) when set for an experiment; unset: the API's
+  // default. The ceiling servers get the same (BenchRun.runtimeEnv).
+  const runtimeEnv: NodeJS.ProcessEnv = {
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+    ...(process.env.HEAP_GROWING_PERCENT ? { HEAP_GROWING_PERCENT: process.env.HEAP_GROWING_PERCENT } : {}),
+  }
   const apiEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -119,11 +126,9 @@ export async function startApi(opts: ApiOptions, dbName: string, dbUrl: string, 
     ...(process.env.DATABASE_SEARCH_POOL_MAX ? { DATABASE_SEARCH_POOL_MAX: process.env.DATABASE_SEARCH_POOL_MAX } : {}),
     // glibc's arena count, for memory experiments (docs/deployment.md, "Memory": measured, not set).
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
-    // V8's old-generation growth (src/heap.ts), for memory experiments; unset: the API's default.
-    ...(process.env.HEAP_GROWING_PERCENT ? { HEAP_GROWING_PERCENT: process.env.HEAP_GROWING_PERCENT } : {}),
+    // The idle release (src/heap.ts), for memory experiments; unset: the API's default.
     ...(process.env.HEAP_RELEASE_IDLE_MS ? { HEAP_RELEASE_IDLE_MS: process.env.HEAP_RELEASE_IDLE_MS } : {}),
-    // The image's V8 options (Dockerfile), unless the bench's own NODE_OPTIONS experiment with others.
-    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+    ...runtimeEnv,
     STORAGE_DIR: storageDir,
     // The load comes from one client address: the per-address widget limit would answer 429.
     SUPPORT_RATE_LIMIT_PER_MIN: '1000000000',
@@ -168,10 +173,7 @@ export async function startApi(opts: ApiOptions, dbName: string, dbUrl: string, 
     storageDir,
     redis: { url: opts.redisUrl, prefix: redisPrefix },
     headers: { largest: await headersFor(meta.seed.largest), small: await headersFor(meta.seed.small) },
-    runtimeEnv: {
-      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
-      ...(process.env.HEAP_GROWING_PERCENT ? { HEAP_GROWING_PERCENT: process.env.HEAP_GROWING_PERCENT } : {}),
-    },
+    runtimeEnv,
   }
 }
 
